@@ -1,0 +1,111 @@
+"""`fakeapi serve`: run the API server and the emulated control plane in one process."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+import tempfile
+from pathlib import Path
+
+from aiohttp import web
+
+from fakeapi.cluster import Cluster, ClusterConfig
+from fakeapi.kubeconfig import write_kubeconfig
+from fakeapi.server import create_app
+
+log = logging.getLogger("fakeapi")
+
+
+def parse_feature_gates(text: str) -> dict[str, bool]:
+    """`A=true,B=false` → {"A": True, "B": False} (same syntax as kube-apiserver)."""
+    gates: dict[str, bool] = {}
+    for item in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = item.partition("=")
+        if not sep or value.lower() not in ("true", "false"):
+            raise argparse.ArgumentTypeError(f"invalid feature gate {item!r}: want NAME=true|false")
+        gates[name.strip()] = value.lower() == "true"
+    return gates
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line interface."""
+    parser = argparse.ArgumentParser(prog="fakeapi", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="run the API server with an emulated cluster")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=6443, help="0 picks a free port")
+    serve.add_argument("--data-dir", type=Path, help="keep the event log and PKI here")
+    serve.add_argument("--kubeconfig", type=Path, help="write an admin kubeconfig here")
+    serve.add_argument("--feature-gates", type=parse_feature_gates, default={})
+    serve.add_argument("--http", action="store_true", help="plain HTTP instead of HTTPS")
+    serve.add_argument("--seed", type=int, help="deterministic names and UIDs")
+    serve.add_argument("--log-level", default="WARNING")
+    return parser
+
+
+async def serve(args: argparse.Namespace) -> int:
+    """Start, print one ready line, run until SIGINT/SIGTERM, flush, exit 0."""
+    cluster = Cluster(ClusterConfig(data_dir=args.data_dir, feature_gates=args.feature_gates,
+                                    seed=args.seed))
+    state_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="fakeapi-"))
+    ssl_context = None
+    identify = None
+    pki = None
+    if args.http:
+        def identify(request: web.Request) -> tuple[str, tuple[str, ...]]:
+            return ("system:unsecured", ("system:masters", "system:authenticated"))
+    else:
+        from fakeapi.tls import ensure_pki, identity_from_peercert, server_ssl_context
+
+        pki = ensure_pki(state_dir / "pki", hosts=("localhost", "127.0.0.1", "::1", args.host))
+        ssl_context = server_ssl_context(pki)
+
+        def identify(request: web.Request) -> tuple[str, tuple[str, ...]]:
+            ident = identity_from_peercert(request.transport.get_extra_info("peercert")
+                                           if request.transport else None)
+            if ident is None:
+                return ("system:anonymous", ("system:unauthenticated",))
+            return (ident[0], tuple(ident[1]) + ("system:authenticated",))
+
+    app = create_app(cluster, identify=identify)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=2)
+    await runner.setup()
+    site = web.TCPSite(runner, args.host, args.port, ssl_context=ssl_context, backlog=1024)
+    await site.start()
+    await cluster.start()
+    port = runner.addresses[0][1]
+    scheme = "http" if args.http else "https"
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    url = f"{scheme}://{host}:{port}"
+    kubeconfig = args.kubeconfig or state_dir / "kubeconfig"
+    write_kubeconfig(kubeconfig, server=url, pki=pki)
+    print(f"fakeapi ready at {url} kubeconfig={kubeconfig}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await runner.cleanup()
+    await cluster.stop()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console-script entry point."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=getattr(logging, args.log_level.upper(), logging.WARNING),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        import uvloop  # type: ignore[import-not-found]
+
+        runner = uvloop.run
+    except ImportError:
+        runner = asyncio.run
+    return runner(serve(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""One emulated cluster: the log, the store, the registry and the in-process components.
+
+The HTTP server and every in-process component (controllers, and later the scheduler and
+kubelets) share one `Cluster`. Components reach it only through `Cluster.client()`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import random
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fakeapi.clock import Clock, RealClock
+from fakeapi.kinds import KindTable, served_kinds
+from fakeapi.log import DEFAULT_RETENTION, EventLog
+from fakeapi.registry.context import RequestContext
+from fakeapi.registry.generic import Registry
+from fakeapi.store import Store
+
+if TYPE_CHECKING:
+    from fakeapi.client import Client
+
+log = logging.getLogger(__name__)
+
+DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+SYSTEM_ACTOR = "system:apiserver"
+
+
+@dataclasses.dataclass(frozen=True)
+class ClusterConfig:
+    """How to build a cluster."""
+
+    data_dir: Path | None = None
+    feature_gates: dict[str, bool] = dataclasses.field(default_factory=dict)
+    retention: int = DEFAULT_RETENTION
+    seed: int | None = None
+    bookmark_interval: float = 60.0
+
+
+class Cluster:
+    """Log + store + registry + the controllers running on them."""
+
+    def __init__(self, config: ClusterConfig, *, clock: Clock | None = None) -> None:
+        self.config = config
+        self.clock = clock or RealClock()
+        self.kinds: KindTable = served_kinds(config.feature_gates)
+        self.wal = None
+        records: list[bytes] = []
+        if config.data_dir is not None:
+            from fakeapi.wal import WriteAheadLog
+
+            config.data_dir.mkdir(parents=True, exist_ok=True)
+            self.wal, records = WriteAheadLog.open(config.data_dir / "events.log")
+        self.log = EventLog(retention=config.retention, wal=self.wal)
+        self.store = Store(log=self.log, clock=self.clock)
+        self.store.replay(records)
+        rng = random.Random(config.seed) if config.seed is not None else random.Random()
+        self.registry = Registry(store=self.store, kinds=self.kinds, rng=rng)
+        self._tasks: list[asyncio.Task[None]] = []
+        self._seed_namespaces()
+
+    def _seed_namespaces(self) -> None:
+        ns_kind = self.kinds.by_resource("", "v1", "namespaces")
+        assert ns_kind is not None
+        ctx = RequestContext(user=SYSTEM_ACTOR, field_manager="fakeapi")
+        for name in DEFAULT_NAMESPACES:
+            if self.store.get("namespaces", "", name) is None:
+                self.registry.create(ns_kind, "", {"metadata": {"name": name}}, ctx)
+
+    def client(self, identity: str, groups: tuple[str, ...] = ()) -> Client:
+        """An in-process API client acting as `identity` (named in every event it causes)."""
+        from fakeapi.client import Client
+
+        return Client(cluster=self, user=identity, groups=groups)
+
+    async def start(self) -> None:
+        """Start the in-process controllers."""
+        from controllers.namespace import NamespaceController
+
+        ns = NamespaceController(client=self.client("system:serviceaccount:kube-system:"
+                                                    "namespace-controller"))
+        self._tasks.append(asyncio.create_task(ns.run(), name="namespace-controller"))
+
+    async def stop(self) -> None:
+        """Stop components, wake watchers, and flush the log to disk."""
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):  # noqa: PERF203
+                pass
+        self._tasks.clear()
+        self.log.wake_all()
+        if self.wal is not None:
+            await self.log.durable()
+            await self.wal.close()

@@ -1,0 +1,183 @@
+"""The event log: append-only, one global strictly increasing revision, the single truth.
+
+Every committed change is one `Event`. The revision of an event is the `resourceVersion`
+of the object it carries. The object's JSON is encoded once at commit and shared by
+GET/LIST responses, watch streams and the on-disk log. The in-memory log keeps a
+window of recent events (older ones compact to 410 Expired); with a data directory
+every event is also appended to a `WriteAheadLog` file and replay rebuilds the state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
+
+DEFAULT_RETENTION = 100_000
+
+
+class Event:
+    """One committed change: type, the object's identity, the full object, actor and time."""
+
+    __slots__ = ("revision", "type", "resource", "namespace", "name", "object", "raw", "prev",
+                 "actor", "time", "_lines")
+
+    def __init__(self, *, revision: int, type: str, resource: str, namespace: str, name: str,
+                 object: dict[str, Any], raw: bytes, prev: dict[str, Any] | None, actor: str,
+                 time: str) -> None:
+        self.revision = revision
+        self.type = type
+        self.resource = resource
+        self.namespace = namespace
+        self.name = name
+        self.object = object
+        self.raw = raw
+        self.prev = prev
+        self.actor = actor
+        self.time = time
+        self._lines: dict[str, bytes] | None = None
+
+    @property
+    def key(self) -> str:
+        """`namespace/name` (namespace empty for cluster-scoped objects)."""
+        return f"{self.namespace}/{self.name}"
+
+    def watch_line(self, type: str | None = None) -> bytes:
+        """The watch stream line for this event, encoded once and shared by every watcher."""
+        t = type or self.type
+        lines = self._lines
+        if lines is None:
+            lines = self._lines = {}
+        line = lines.get(t)
+        if line is None:
+            line = lines[t] = b'{"type":"' + t.encode() + b'","object":' + self.raw + b"}\n"
+        return line
+
+    def record(self) -> bytes:
+        """The durable form: a JSON header line, then the object's JSON."""
+        head = orjson.dumps({"r": self.revision, "t": self.type, "res": self.resource,
+                             "ns": self.namespace, "n": self.name, "a": self.actor,
+                             "ts": self.time})
+        return head + b"\n" + self.raw
+
+    @classmethod
+    def from_record(cls, data: bytes, prev: dict[str, Any] | None) -> Event:
+        """Inverse of `record()`."""
+        head, _, raw = data.partition(b"\n")
+        h = orjson.loads(head)
+        return cls(revision=h["r"], type=h["t"], resource=h["res"], namespace=h["ns"],
+                   name=h["n"], object=orjson.loads(raw), raw=raw, prev=prev, actor=h["a"],
+                   time=h["ts"])
+
+
+def _rev(e: Event) -> int:
+    return e.revision
+
+
+class CompactedError(Exception):
+    """A revision older than the retained window was asked for."""
+
+    def __init__(self, requested: int, oldest: int) -> None:
+        super().__init__(f"too old resource version: {requested} ({oldest})")
+        self.requested = requested
+        self.oldest = oldest
+
+
+class EventLog:
+    """In-memory window of the log, per-resource indexes, and waiters for new events."""
+
+    def __init__(self, *, retention: int = DEFAULT_RETENTION, wal: Any = None) -> None:
+        self.retention = retention
+        self.wal = wal
+        self._events: list[Event] = []
+        self._first = 1  # revision of _events[0]
+        self.revision = 0
+        self._by_resource: dict[str, list[Event]] = {}
+        self._waiters: dict[str, list[asyncio.Future[None]]] = {}
+        self._wal_seq = 0
+
+    @property
+    def oldest_revision(self) -> int:
+        """Oldest revision a watch or snapshot may resume from (exclusive lower bound)."""
+        return self._first - 1
+
+    def append(self, event: Event, *, durable: bool = True) -> None:
+        """Add the next event (its revision must be `revision + 1`) and wake its watchers."""
+        assert event.revision == self.revision + 1, (event.revision, self.revision)
+        self.revision = event.revision
+        self._events.append(event)
+        self._by_resource.setdefault(event.resource, []).append(event)
+        if self.wal is not None and durable:
+            self._wal_seq = self.wal.append(event.record())
+        waiters = self._waiters.pop(event.resource, None)
+        if waiters:
+            for fut in waiters:
+                if not fut.done():
+                    fut.set_result(None)
+        if len(self._events) > self.retention + self.retention // 4:
+            self.compact(self.revision - self.retention)
+
+    async def durable(self) -> None:
+        """Wait until every appended event is on disk (no-op in memory mode)."""
+        if self.wal is not None and self._wal_seq:
+            await self.wal.sync(self._wal_seq)
+
+    def compact(self, revision: int) -> None:
+        """Drop events at or below `revision` from memory; resuming below it is 410 Expired."""
+        cut = revision - self._first + 1
+        if cut <= 0:
+            return
+        dropped, self._events = self._events[:cut], self._events[cut:]
+        self._first = revision + 1
+        for e in dropped:
+            e.prev = None  # snapshots before the window are Expired: old versions may go
+        for events in self._by_resource.values():
+            i = bisect.bisect_right(events, revision, key=_rev)
+            if i:
+                del events[:i]
+
+    def since(self, revision: int) -> list[Event]:
+        """All events after `revision` (raises CompactedError if that is not retained)."""
+        if revision < self.oldest_revision:
+            raise CompactedError(revision, self.oldest_revision)
+        return self._events[revision - self._first + 1:]
+
+    def resource_since(self, resource: str, revision: int) -> list[Event]:
+        """Events of one resource after `revision` (raises CompactedError if not retained)."""
+        if revision < self.oldest_revision:
+            raise CompactedError(revision, self.oldest_revision)
+        events = self._by_resource.get(resource)
+        if not events:
+            return []
+        i = bisect.bisect_right(events, revision, key=_rev)
+        return events[i:]
+
+    def last_change(self, resource: str) -> int:
+        """Revision of the newest retained event of a resource (0 if none retained)."""
+        events = self._by_resource.get(resource)
+        return events[-1].revision if events else 0
+
+    async def wait(self, resource: str, timeout: float | None) -> None:
+        """Wait for the next event of `resource` (or the timeout)."""
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.setdefault(resource, []).append(fut)
+        try:
+            await asyncio.wait_for(fut, timeout)
+        except TimeoutError:
+            pass
+
+    def wake_all(self) -> None:
+        """Wake every waiter (used at shutdown so watch streams end promptly)."""
+        for waiters in self._waiters.values():
+            for fut in waiters:
+                if not fut.done():
+                    fut.set_result(None)
+        self._waiters.clear()
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self._events)

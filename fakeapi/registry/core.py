@@ -1,0 +1,100 @@
+"""Strategies of core/v1 kinds with rules beyond the defaults."""
+
+from __future__ import annotations
+
+from fakeapi.errors import Cause, field_required
+from fakeapi.registry.strategy import Obj, Strategy, StatusStrategy
+
+NAMESPACE_FINALIZER = "kubernetes"
+
+
+class NamespaceStrategy(Strategy):
+    """Namespaces start Active with the `kubernetes` finalizer; delete makes them Terminating."""
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        """Same as upstream: phase Active, spec.finalizers = [kubernetes]."""
+        obj["status"] = {"phase": "Active"}
+        spec = obj.setdefault("spec", {})
+        finalizers = list(spec.get("finalizers") or [])
+        if NAMESPACE_FINALIZER not in finalizers:
+            finalizers.append(NAMESPACE_FINALIZER)
+        spec["finalizers"] = finalizers
+        obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = (
+            obj["metadata"]["name"])
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        """spec.finalizers change only through /finalize; status only through /status."""
+        super().prepare_for_update(new, old)
+        new["spec"] = {**new.get("spec", {}), "finalizers": old.get("spec", {}).get("finalizers")}
+        if new["spec"]["finalizers"] is None:
+            del new["spec"]["finalizers"]
+        new["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = (
+            new["metadata"]["name"])
+
+    def on_delete(self, obj: Obj) -> Obj | None:
+        """Deleting a namespace marks it Terminating; the namespace controller empties it."""
+        if obj.get("spec", {}).get("finalizers") or obj["metadata"].get("finalizers"):
+            return {**obj, "status": {**obj.get("status", {}), "phase": "Terminating"}}
+        return None
+
+
+    def finalizers_pending(self, obj: Obj) -> bool:
+        """Namespaces also wait for spec.finalizers (the namespace controller's)."""
+        return super().finalizers_pending(obj) or bool(obj.get("spec", {}).get("finalizers"))
+
+
+class NamespaceFinalizeStrategy(StatusStrategy):
+    """`namespaces/NAME/finalize`: only spec.finalizers changes."""
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        """Take spec.finalizers from the request, everything else from the stored object."""
+        finalizers = new.get("spec", {}).get("finalizers")
+        rv = new["metadata"].get("resourceVersion", "")
+        new.clear()
+        new.update(old)
+        new["metadata"] = {**old["metadata"], "resourceVersion": rv}
+        new["spec"] = {**old.get("spec", {}), "finalizers": finalizers or []}
+
+
+class NodeStrategy(Strategy):
+    """Same as upstream: nodes may set every field, status included, on create."""
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        """Nothing is cleared."""
+
+
+class PodStrategy(Strategy):
+    """Pods start Pending; containers are required."""
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        """Same as upstream: status reset to phase Pending with a QoS class."""
+        obj["status"] = {"phase": "Pending", "qosClass": _qos_class(obj.get("spec") or {})}
+        obj.setdefault("spec", {}).setdefault("schedulerName", "default-scheduler")
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """The minimal structural pod rules: at least one named container with an image."""
+        spec = obj.get("spec") or {}
+        containers = spec.get("containers") or []
+        if not containers:
+            return [field_required("spec.containers")]
+        causes = []
+        for i, c in enumerate(containers):
+            if not c.get("name"):
+                causes.append(field_required(f"spec.containers[{i}].name"))
+            if not c.get("image"):
+                causes.append(field_required(f"spec.containers[{i}].image"))
+        return causes
+
+
+def _qos_class(spec: Obj) -> str:
+    """BestEffort without requests/limits, Guaranteed when every limit equals its request."""
+    containers = spec.get("containers") or []
+    resources = [c.get("resources") or {} for c in containers]
+    if not any(r.get("requests") or r.get("limits") for r in resources):
+        return "BestEffort"
+    for r in resources:
+        limits, requests = r.get("limits") or {}, r.get("requests") or limits
+        if not limits or set(limits) != set(requests) or any(
+                str(requests[k]) != str(v) for k, v in limits.items()):
+            return "Burstable"
+    return "Guaranteed"

@@ -1,0 +1,472 @@
+"""The generic store path every kind shares: create, get, list, update, patch, delete.
+
+Runs the per-kind strategies in kube-apiserver's order, does optimistic concurrency,
+metadata bookkeeping (uid, creationTimestamp, generation, finalizers, deletion) and
+managedFields, then commits exactly one event per change through `Store.commit()`.
+HTTP clients and in-process components both come through here.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import random
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from fakeapi import apply as ssa
+from fakeapi import names, structural
+from fakeapi.clock import rfc3339
+from fakeapi.errors import (
+    ApiError,
+    Cause,
+    already_exists,
+    bad_request,
+    conflict,
+    expired,
+    forbidden,
+    invalid,
+    not_found,
+)
+from fakeapi.kinds import Kind, KindTable
+from fakeapi.log import ADDED, DELETED, MODIFIED, CompactedError, Event
+from fakeapi.patch import apply_patch
+from fakeapi.registry.context import RequestContext
+from fakeapi.registry.strategies import strategy_for, subresource_strategy_for
+from fakeapi.schemas import get_schemas
+from fakeapi.store import Store
+
+Obj = dict[str, Any]
+APPLY_PATCH = "application/apply-patch+yaml"
+SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
+               "generation", "resourceVersion")
+CONTINUE_EXPIRED = (
+    "The provided continue parameter is too old to display a consistent list result. You can "
+    "start a new list without the continue parameter, or use the continue token in this "
+    "response to retrieve the remainder of the results. Continuing with the provided token "
+    "results in an inconsistent list - objects that were created, modified, or deleted between "
+    "the time the first chunk was returned and now may show up in the list.")
+
+
+class WriteResult:
+    """What a write produced: the stored event (or a dry-run object), and warnings."""
+
+    __slots__ = ("event", "object", "created", "warnings")
+
+    def __init__(self, *, event: Event | None, object: Obj, created: bool = False,
+                 warnings: list[str] | None = None) -> None:
+        self.event = event
+        self.object = object
+        self.created = created
+        self.warnings = warnings or []
+
+    @property
+    def raw(self) -> bytes:
+        """The object's JSON, as stored."""
+        return self.event.raw if self.event is not None else orjson.dumps(self.object)
+
+
+class ListResult:
+    """A page of a list: encoded items, the list's revision and the continue token."""
+
+    __slots__ = ("items", "revision", "continue_token", "remaining")
+
+    def __init__(self, items: list[Event | Obj], revision: int, continue_token: str,
+                 remaining: int | None) -> None:
+        self.items = items
+        self.revision = revision
+        self.continue_token = continue_token
+        self.remaining = remaining
+
+
+def item_raw(item: Event | Obj) -> bytes:
+    """JSON of a list item (events carry it; old versions are encoded on demand)."""
+    return item.raw if isinstance(item, Event) else orjson.dumps(item)
+
+
+def item_object(item: Event | Obj) -> Obj:
+    """The object of a list item."""
+    return item.object if isinstance(item, Event) else item
+
+
+class Registry:
+    """CRUD for every served kind over one Store."""
+
+    def __init__(self, *, store: Store, kinds: KindTable, rng: random.Random | None = None) -> None:
+        self.store = store
+        self.kinds = kinds
+        self.rng = rng or random.Random()
+        self.schemas = get_schemas()
+        self._strategies = {k.resource_id: strategy_for(k) for k in kinds.kinds}
+
+    # ----- reads -------------------------------------------------------------------------
+
+    def get(self, kind: Kind, namespace: str, name: str) -> Event:
+        """The stored object, or 404."""
+        event = self.store.get(kind.resource_id, namespace, name)
+        if event is None:
+            raise not_found(kind.plural, kind.group, name)
+        return event
+
+    def list(self, kind: Kind, namespace: str | None, *,
+             predicate: Callable[[Obj], bool] | None = None, limit: int = 0,
+             continue_token: str = "", resource_version: str = "",
+             resource_version_match: str = "") -> ListResult:
+        """One page of matching objects, consistent at the list's revision."""
+        after: str | None = None
+        revision = self.store.revision
+        at: int | None = None
+        if continue_token:
+            at, after = _decode_continue(continue_token)
+            revision = at
+        elif resource_version_match == "Exact":
+            at = revision = _parse_rv(resource_version)
+        elif resource_version not in ("", "0"):
+            wanted = _parse_rv(resource_version)
+            if wanted > revision:
+                raise ApiError(504, "Timeout", f"Too large resource version: {wanted}, "
+                               f"current resource version: {revision}", retry_after=1)
+        items: list[Event | Obj] = []
+        last_key = ""
+        more = False
+        try:
+            scan = self.store.scan(kind.resource_id, namespace, after=after, at_revision=at)
+            for item in scan:
+                obj = item_object(item)
+                if predicate is not None and not predicate(obj):
+                    continue
+                if limit and len(items) >= limit:
+                    more = True
+                    break
+                items.append(item)
+                meta = obj["metadata"]
+                last_key = f"{meta.get('namespace', '')}/{meta['name']}"
+        except CompactedError as e:
+            if continue_token:
+                raise expired(CONTINUE_EXPIRED) from e
+            raise expired(f"too old resource version: {e.requested} ({e.oldest})") from e
+        token = _encode_continue(revision, last_key) if more else ""
+        return ListResult(items, revision, token, None)
+
+    # ----- writes ------------------------------------------------------------------------
+
+    def create(self, kind: Kind, namespace: str, body: Any, ctx: RequestContext) -> WriteResult:
+        """POST: validate and store a new object (409 if the name is taken)."""
+        obj, warnings = self._decode_object(kind, body, ctx)
+        return self._create(kind, namespace, obj, ctx, warnings)
+
+    def _create(self, kind: Kind, namespace: str, obj: Obj, ctx: RequestContext,
+                warnings: list[str], *, track_fields: bool = True) -> WriteResult:
+        meta = obj.setdefault("metadata", {})
+        if not isinstance(meta, dict):
+            raise bad_request("metadata must be an object")
+        self._check_namespace(kind, namespace, meta)
+        if meta.get("resourceVersion"):
+            raise invalid(kind.kind, kind.group, meta.get("name", ""), [Cause(
+                "metadata.resourceVersion",
+                "Invalid value: \"%s\": must be empty on create" % meta["resourceVersion"])])
+        name = meta.get("name") or ""
+        generate = meta.get("generateName") or ""
+        if not name and generate:
+            name = self._generated_name(kind, namespace, generate)
+            meta["name"] = name
+        if not name:
+            raise invalid(kind.kind, kind.group, "", [Cause(
+                "metadata.name", "Required value: name or generateName is required",
+                "FieldValueRequired")])
+        causes = self._validate_meta(kind, meta)
+        strategy = self._strategies[kind.resource_id]
+        strategy.prepare_for_create(obj)
+        causes += strategy.validate(obj)
+        if causes:
+            raise invalid(kind.kind, kind.group, name, causes)
+        if self.store.get(kind.resource_id, namespace, name) is not None:
+            raise already_exists(kind.plural, kind.group, name)
+        now = rfc3339(self.store.clock.now())
+        for f in SERVER_META:
+            meta.pop(f, None)
+        meta["uid"] = str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
+        meta["creationTimestamp"] = now
+        if kind.has_generation:
+            meta["generation"] = 1
+        if not meta.get("finalizers"):
+            meta.pop("finalizers", None)
+        if track_fields:
+            meta.pop("managedFields", None)
+            ssa.record_update(None, obj, manager=ctx.manager, schema=self._schema(kind), now=now)
+        return self._commit(ADDED, kind, obj, ctx, created=True, warnings=warnings)
+
+    def update(self, kind: Kind, namespace: str, name: str, body: Any, ctx: RequestContext,
+               subresource: str = "") -> WriteResult:
+        """PUT: replace an object (or one subresource) with optimistic concurrency."""
+        obj, warnings = self._decode_object(kind, body, ctx)
+        return self._update(kind, namespace, name, obj, ctx, subresource, warnings)
+
+    def patch(self, kind: Kind, namespace: str, name: str, patch_type: str, body: bytes,
+              ctx: RequestContext, subresource: str = "") -> WriteResult:
+        """PATCH of any type, including server-side apply (which may create)."""
+        current = self.store.get(kind.resource_id, namespace, name)
+        schema = self._schema(kind)
+        if patch_type == APPLY_PATCH:
+            return self._apply(kind, namespace, name, current, body, ctx, subresource)
+        if current is None:
+            raise not_found(kind.plural, kind.group, name)
+        patched = apply_patch(patch_type, current.object, body, schema)
+        if not isinstance(patched, dict):
+            raise bad_request("patched object must be a JSON object")
+        patched, warnings = self._check_fields(kind, patched, ctx.field_validation, [])
+        return self._update(kind, namespace, name, patched, ctx, subresource, warnings)
+
+    def delete(self, kind: Kind, namespace: str, name: str, ctx: RequestContext,
+               options: Obj | None = None) -> WriteResult:
+        """DELETE: marks objects with finalizers, removes the rest."""
+        current = self.get(kind, namespace, name)
+        obj = current.object
+        options = options or {}
+        pre = options.get("preconditions") or {}
+        if pre.get("uid") and pre["uid"] != obj["metadata"].get("uid"):
+            raise conflict(kind.plural, kind.group, name,
+                           f"Precondition failed: UID in precondition: {pre['uid']}, "
+                           f"UID in object meta: {obj['metadata'].get('uid')}")
+        if pre.get("resourceVersion") and pre["resourceVersion"] != obj["metadata"][
+                "resourceVersion"]:
+            raise conflict(kind.plural, kind.group, name,
+                           f"Precondition failed: ResourceVersion in precondition: "
+                           f"{pre['resourceVersion']}, ResourceVersion in object meta: "
+                           f"{obj['metadata']['resourceVersion']}")
+        strategy = self._strategies[kind.resource_id]
+        replacement = strategy.on_delete(obj)
+        if replacement is not None or obj["metadata"].get("finalizers"):
+            if obj["metadata"].get("deletionTimestamp") and replacement is None:
+                return WriteResult(event=current, object=obj)
+            new = _copy(replacement or obj)
+            meta = new["metadata"]
+            if not meta.get("deletionTimestamp"):
+                meta["deletionTimestamp"] = rfc3339(self.store.clock.now())
+                meta["deletionGracePeriodSeconds"] = 0
+            if new == obj:
+                return WriteResult(event=current, object=obj)
+            return self._commit(MODIFIED, kind, new, ctx)
+        return self._commit(DELETED, kind, _copy(obj), ctx)
+
+    def delete_collection(self, kind: Kind, namespace: str | None, ctx: RequestContext, *,
+                          predicate: Callable[[Obj], bool] | None = None,
+                          options: Obj | None = None) -> list[WriteResult]:
+        """DELETE on a collection: delete every matching object."""
+        page = self.list(kind, namespace, predicate=predicate)
+        results = []
+        for item in page.items:
+            meta = item_object(item)["metadata"]
+            try:
+                results.append(self.delete(kind, meta.get("namespace", ""), meta["name"], ctx,
+                                           options))
+            except ApiError as e:
+                if e.code != 404:
+                    raise
+        return results
+
+    # ----- internals ---------------------------------------------------------------------
+
+    def _update(self, kind: Kind, namespace: str, name: str, obj: Obj, ctx: RequestContext,
+                subresource: str, warnings: list[str], *, track_fields: bool = True
+                ) -> WriteResult:
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict):
+            raise bad_request("metadata must be an object")
+        if meta.get("name") != name:
+            raise bad_request(f"the name of the object ({meta.get('name')}) does not match the "
+                              f"name on the URL ({name})")
+        self._check_namespace(kind, namespace, meta, creating=False)
+        current = self.get(kind, namespace, name)
+        old = current.object
+        old_meta = old["metadata"]
+        rv = meta.get("resourceVersion")
+        if rv and rv != old_meta["resourceVersion"]:
+            raise conflict(kind.plural, kind.group, name)
+        if subresource:
+            sub = subresource_strategy_for(kind, subresource)
+            sub.prepare_for_update(obj, old)
+            causes = sub.validate_update(obj, old)
+        else:
+            strategy = self._strategies[kind.resource_id]
+            strategy.prepare_for_update(obj, old)
+            causes = self._validate_meta(kind, meta) + strategy.validate_update(obj, old)
+        if causes:
+            raise invalid(kind.kind, kind.group, name, causes)
+        meta = obj["metadata"]
+        for f in SERVER_META:
+            if f in old_meta:
+                meta[f] = old_meta[f]
+            else:
+                meta.pop(f, None)
+        if kind.has_generation and _spec_of(obj) != _spec_of(old):
+            meta["generation"] = old_meta.get("generation", 0) + 1
+        if not meta.get("finalizers"):
+            meta.pop("finalizers", None)
+        if track_fields:
+            meta["managedFields"] = old_meta.get("managedFields", [])
+            ssa.record_update(old, obj, manager=ctx.manager, schema=self._schema(kind),
+                              now=rfc3339(self.store.clock.now()), subresource=subresource)
+        if not meta.get("managedFields"):
+            meta.pop("managedFields", None)
+        strategy = self._strategies[kind.resource_id]
+        if meta.get("deletionTimestamp") and not strategy.finalizers_pending(obj):
+            return self._commit(DELETED, kind, obj, ctx, warnings=warnings)
+        if _same(obj, old):
+            return WriteResult(event=current, object=old, warnings=warnings)
+        return self._commit(MODIFIED, kind, obj, ctx, warnings=warnings)
+
+    def _apply(self, kind: Kind, namespace: str, name: str, current: Event | None, body: bytes,
+               ctx: RequestContext, subresource: str) -> WriteResult:
+        from fakeapi.decode import decode_body
+
+        config, duplicates = decode_body(body, "application/yaml")
+        if not isinstance(config, dict):
+            raise bad_request("apply patch must be an object")
+        config, warnings = self._check_fields(kind, config, ctx.field_validation, duplicates)
+        self._check_type(kind, config)
+        cmeta = config.get("metadata") or {}
+        if cmeta.get("name") not in (None, name):
+            raise bad_request(f"the name of the object ({cmeta.get('name')}) does not match "
+                              f"the name on the URL ({name})")
+        if not ctx.field_manager:
+            raise bad_request("PATCH, application/apply-patch+yaml requires fieldManager to be "
+                              "set")
+        now = rfc3339(self.store.clock.now())
+        schema = self._schema(kind)
+        live = current.object if current is not None else None
+        new = ssa.apply(live, config, manager=ctx.field_manager, force=ctx.force, schema=schema,
+                        now=now, subresource=subresource)
+        new.setdefault("metadata", {})["name"] = name
+        if kind.namespaced:
+            new["metadata"]["namespace"] = namespace
+        new.setdefault("apiVersion", kind.api_version)
+        new.setdefault("kind", kind.kind)
+        if current is None:
+            return self._create(kind, namespace, new, ctx, warnings, track_fields=False)
+        return self._update(kind, namespace, name, new, ctx, subresource, warnings,
+                            track_fields=False)
+
+    def _commit(self, type: str, kind: Kind, obj: Obj, ctx: RequestContext, *,
+                created: bool = False, warnings: list[str] | None = None) -> WriteResult:
+        if ctx.dry_run:
+            return WriteResult(event=None, object=obj, created=created, warnings=warnings)
+        event = self.store.commit(type, kind.resource_id, obj, actor=ctx.user)
+        return WriteResult(event=event, object=event.object, created=created, warnings=warnings)
+
+    def _decode_object(self, kind: Kind, body: Any, ctx: RequestContext) -> tuple[Obj, list[str]]:
+        duplicates: list[str] = []
+        if isinstance(body, tuple):
+            body, duplicates = body
+        if not isinstance(body, dict):
+            raise bad_request(f"Object '{kind.kind}' is missing in request body: expected a "
+                              "JSON object")
+        obj, warnings = self._check_fields(kind, body, ctx.field_validation, duplicates)
+        self._check_type(kind, obj)
+        obj.setdefault("apiVersion", kind.api_version)
+        obj.setdefault("kind", kind.kind)
+        return obj, warnings
+
+    def _check_type(self, kind: Kind, obj: Obj) -> None:
+        api_version, k = obj.get("apiVersion"), obj.get("kind")
+        if api_version and api_version != kind.api_version:
+            raise bad_request(f"the API version in the data ({api_version}) does not match the "
+                              f"expected API version ({kind.api_version})")
+        if k and k != kind.kind:
+            raise bad_request(f"the kind in the data ({k}) does not match the expected kind "
+                              f"({kind.kind})")
+
+    def _check_fields(self, kind: Kind, obj: Obj, mode: str,
+                      duplicates: list[str]) -> tuple[Obj, list[str]]:
+        schema = self._schema(kind)
+        warnings = structural.check_duplicates(duplicates, mode)
+        if schema is None:
+            return obj, warnings
+        obj, more = structural.check(obj, schema, mode=mode)
+        return obj, warnings + more
+
+    def _schema(self, kind: Kind) -> Obj | None:
+        return self.schemas.for_gvk(kind.group, kind.version, kind.kind)
+
+    def _check_namespace(self, kind: Kind, namespace: str, meta: Obj,
+                         creating: bool = True) -> None:
+        given = meta.get("namespace")
+        if not kind.namespaced:
+            meta.pop("namespace", None)
+            return
+        if given and given != namespace:
+            raise bad_request("the namespace of the provided object does not match the "
+                              "namespace sent on the request")
+        meta["namespace"] = namespace
+        if not creating:
+            return
+        ns = self.store.get("namespaces", "", namespace)
+        if ns is None:
+            raise not_found("namespaces", "", namespace)
+        if ns.object["metadata"].get("deletionTimestamp"):
+            raise forbidden(f"{kind.resource_id} \"{meta.get('name') or ''}\" is forbidden: "
+                            f"unable to create new content in namespace {namespace} because "
+                            "it is being terminated", name=meta.get("name") or "",
+                            group=kind.group, kind=kind.plural,
+                            causes=[Cause(namespace, f"namespace {namespace} is currently being "
+                                          "deleted", "NamespaceTerminating")])
+
+    def _validate_meta(self, kind: Kind, meta: Obj) -> list[Cause]:
+        causes = [Cause("metadata.name", m)
+                  for m in names.validate_object_name(kind.resource_id, meta.get("name", ""))]
+        for key, value in (meta.get("labels") or {}).items():
+            causes += [Cause("metadata.labels", m) for m in names.validate_label(key, value)]
+        return causes
+
+    def _generated_name(self, kind: Kind, namespace: str, prefix: str) -> str:
+        for _ in range(8):
+            name = names.generate_name(prefix, self.rng)
+            if self.store.get(kind.resource_id, namespace, name) is None:
+                return name
+        raise ApiError(500, "AlreadyExists", "could not generate a unique name")
+
+
+def _spec_of(obj: Obj) -> dict[str, Any]:
+    return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+
+
+def _same(new: Obj, old: Obj) -> bool:
+    """Whether a write changes nothing but the resourceVersion (then upstream stores nothing)."""
+    meta = {k: v for k, v in new["metadata"].items() if k != "resourceVersion"}
+    old_meta = {k: v for k, v in old["metadata"].items() if k != "resourceVersion"}
+    if meta != old_meta:
+        return False
+    return {k: v for k, v in new.items() if k != "metadata"} == {
+        k: v for k, v in old.items() if k != "metadata"}
+
+
+def _copy(obj: Obj) -> Obj:
+    """Deep copy through JSON (fast with orjson, and objects are JSON anyway)."""
+    return orjson.loads(orjson.dumps(obj))
+
+
+def _parse_rv(value: str) -> int:
+    try:
+        rv = int(value)
+    except ValueError:
+        raise bad_request(f"invalid resource version: {value!r}") from None
+    if rv < 0:
+        raise bad_request(f"invalid resource version: {value!r}")
+    return rv
+
+
+def _encode_continue(revision: int, key: str) -> str:
+    raw = orjson.dumps({"v": "meta.k8s.io/v1", "rv": revision, "start": key})
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_continue(token: str) -> tuple[int, str]:
+    try:
+        data = orjson.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+        return int(data["rv"]), str(data["start"])
+    except (ValueError, KeyError, TypeError, binascii.Error, orjson.JSONDecodeError):
+        raise bad_request("continue key is not valid: incorrect encoded start "
+                          "resourceVersion (version meta.k8s.io/v1)") from None

@@ -1,0 +1,75 @@
+"""Per-kind strategies, in the shape of kube-apiserver's registry (prepare/validate hooks).
+
+The generic store (`fakeapi.registry.generic`) runs them in upstream's order. A strategy
+holds only the rules of its kind; CRUD, concurrency and metadata live in the generic store.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakeapi.errors import Cause
+from fakeapi.kinds import Kind
+
+Obj = dict[str, Any]
+
+
+class Strategy:
+    """Hooks for the main resource. The defaults implement the common upstream rules."""
+
+    def __init__(self, kind: Kind) -> None:
+        self.kind = kind
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        """Default or clear fields before create (status is reset where /status exists)."""
+        if self.kind.has_status:
+            obj.pop("status", None)
+
+    def validate(self, obj: Obj) -> list[Cause]:
+        """Kind-specific validation of a new object (must not mutate)."""
+        return []
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        """Status is only written through /status: keep the stored one."""
+        if self.kind.has_status:
+            _copy_field(new, old, "status")
+
+    def validate_update(self, new: Obj, old: Obj) -> list[Cause]:
+        """Kind-specific validation of an update (immutability rules live here)."""
+        return self.validate(new)
+
+    def on_delete(self, obj: Obj) -> Obj | None:
+        """Return a replacement object to store instead of deleting (e.g. Terminating)."""
+        return None
+
+    def finalizers_pending(self, obj: Obj) -> bool:
+        """Whether a deleting object must stay until finalizers are removed."""
+        return bool(obj["metadata"].get("finalizers"))
+
+
+class StatusStrategy:
+    """Hooks for `/status`: only status changes; spec and most metadata stay as stored."""
+
+    def __init__(self, kind: Kind) -> None:
+        self.kind = kind
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        """Keep everything but status (and metadata writes) from the stored object."""
+        status = new.get("status")
+        meta = new["metadata"]
+        new.clear()
+        new.update({k: v for k, v in old.items() if k != "status"})
+        new["metadata"] = {**old["metadata"], "resourceVersion": meta.get("resourceVersion", "")}
+        if status is not None:
+            new["status"] = status
+
+    def validate_update(self, new: Obj, old: Obj) -> list[Cause]:
+        """Kind-specific status validation."""
+        return []
+
+
+def _copy_field(new: Obj, old: Obj, field: str) -> None:
+    if field in old:
+        new[field] = old[field]
+    else:
+        new.pop(field, None)

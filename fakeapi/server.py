@@ -1,0 +1,516 @@
+"""The aiohttp front end: parses REST paths and query options, calls the registry, encodes.
+
+One catch-all route resolves `/api/v1/...` and `/apis/<group>/<version>/...` through the
+kind table, so adding a kind never touches this module. Every failure is answered with
+a `Status` object.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import platform
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from fakeapi import KUBERNETES_VERSION, discovery, openapi, selectors, tables
+from fakeapi.cluster import Cluster
+from fakeapi.decode import decode_body
+from fakeapi.errors import ApiError, Cause, bad_request, method_not_allowed, too_large
+from fakeapi.errors import invalid as invalid_error
+from fakeapi.errors import unsupported_media_type
+from fakeapi.kinds import Kind
+from fakeapi.log import Event
+from fakeapi.registry.context import RequestContext
+from fakeapi.registry.generic import ListResult, WriteResult, item_object, item_raw
+from fakeapi.watch import WatchSpec, stream
+
+log = logging.getLogger(__name__)
+
+CLUSTER = web.AppKey("cluster", Cluster)
+WATCHES = web.AppKey("watches", set)
+MAX_BODY = 3 * 1024 * 1024
+JSON_TYPE = "application/json"
+PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
+               "application/strategic-merge-patch+json", "application/apply-patch+yaml")
+BODY_TYPES = ("application/json", "application/yaml", "")
+FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
+
+
+def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(body=orjson.dumps(body), status=status, content_type=JSON_TYPE,
+                        headers=headers)
+
+
+def _raw(body: bytes, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(body=body, status=status, content_type=JSON_TYPE, headers=headers)
+
+
+def error_response(error: ApiError) -> web.Response:
+    """The Status object of an error, with its HTTP code."""
+    headers = {"Retry-After": str(error.retry_after)} if error.retry_after else None
+    return _json(error.to_status(), error.code, headers)
+
+
+def not_found_path() -> ApiError:
+    """404 for a path that names nothing served (upstream's generic NotFound)."""
+    return ApiError(404, "NotFound", "the server could not find the requested resource",
+                    causes=[Cause("", "404 page not found", "UnexpectedServerResponse")])
+
+
+class Target:
+    """What a REST path names: a kind, and optionally namespace, name and subresource."""
+
+    __slots__ = ("kind", "namespace", "name", "subresource")
+
+    def __init__(self, kind: Kind, namespace: str | None, name: str, subresource: str) -> None:
+        self.kind = kind
+        self.namespace = namespace
+        self.name = name
+        self.subresource = subresource
+
+
+class Api:
+    """Request handlers bound to one cluster."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.kinds = cluster.kinds
+        self.registry = cluster.registry
+
+    # ----- identity and options ----------------------------------------------------------
+
+    def context(self, request: web.Request) -> RequestContext:
+        """The caller and the write options of a request."""
+        q = request.query
+        fv = q.get("fieldValidation", "Warn")
+        if fv not in FIELD_VALIDATION:
+            raise bad_request(f'fieldValidation must be one of "Ignore", "Warn", or "Strict", '
+                              f'got "{fv}"')
+        dry = q.getall("dryRun", [])
+        if any(d != "All" for d in dry):
+            raise bad_request(f"unsupported dryRun values: {dry}; only All is supported")
+        user, groups = request.get("identity", ("system:anonymous", ("system:unauthenticated",)))
+        return RequestContext(user=user, groups=groups, field_manager=q.get("fieldManager", ""),
+                              field_validation=fv, dry_run=bool(dry),
+                              user_agent=request.headers.get("User-Agent", ""),
+                              force=q.get("force", "") in ("true", "1"))
+
+    # ----- routing -----------------------------------------------------------------------
+
+    def resolve(self, parts: list[str]) -> Target | None:
+        """Map path segments after /api/v1 or /apis/g/v to a Target (None: not served)."""
+        if parts[0] == "api":
+            group, version, rest = "", parts[1], parts[2:]
+        else:
+            group, version, rest = parts[1], parts[2], parts[3:]
+        namespace: str | None = None
+        if (len(rest) >= 3 and rest[0] == "namespaces"
+                and not (len(rest) == 3 and rest[2] in ("status", "finalize"))):
+            namespace, rest = rest[1], rest[2:]
+        if not rest or len(rest) > 3:
+            return None
+        kind = self.kinds.by_resource(group, version, rest[0])
+        if kind is None:
+            return None
+        if namespace is not None and not kind.namespaced:
+            return None
+        name = rest[1] if len(rest) > 1 else ""
+        sub = rest[2] if len(rest) > 2 else ""
+        if sub and sub not in kind.subresources:
+            return None
+        return Target(kind, namespace, name, sub)
+
+    async def dispatch(self, request: web.Request) -> web.StreamResponse:
+        """The catch-all handler for /api and /apis."""
+        try:
+            return await self._dispatch(request)
+        except ApiError as e:
+            return error_response(e)
+
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        parts = [p for p in request.path.split("/") if p]
+        if parts[0] == "api" and len(parts) <= 2 or parts[0] == "apis" and len(parts) <= 3:
+            return self.discovery(request, parts)
+        target = self.resolve(parts)
+        if target is None:
+            raise not_found_path()
+        method = request.method
+        if not target.name:
+            if method == "GET":
+                if request.query.get("watch") in ("true", "1"):
+                    return await self.watch(request, target)
+                return self.list(request, target)
+            if method == "POST":
+                return await self.create(request, target)
+            if method == "DELETE":
+                return await self.delete_collection(request, target)
+            raise method_not_allowed()
+        if target.kind.namespaced and target.namespace is None:
+            raise not_found_path()
+        if method == "GET":
+            return self.get(request, target)
+        if method == "PUT":
+            return await self.update(request, target)
+        if method == "PATCH":
+            return await self.patch(request, target)
+        if method == "DELETE" and not target.subresource:
+            return await self.delete(request, target)
+        if method == "POST" and target.subresource == "binding":
+            return await self.bind(request, target)
+        raise method_not_allowed()
+
+    # ----- discovery ---------------------------------------------------------------------
+
+    def discovery(self, request: web.Request, parts: list[str]) -> web.Response:
+        """/api, /api/v1, /apis, /apis/g, /apis/g/v."""
+        accept = request.headers.get("Accept", "")
+        if parts == ["api"] or parts == ["apis"]:
+            if discovery.wants_aggregated(accept):
+                doc = (discovery.aggregated_core(self.kinds) if parts == ["api"]
+                       else discovery.aggregated_groups(self.kinds))
+                return web.Response(body=orjson.dumps(doc), headers={
+                    "Content-Type": discovery.AGGREGATED_CONTENT_TYPE, "Vary": "Accept"})
+            doc = (discovery.api_versions(request.host) if parts == ["api"]
+                   else discovery.api_group_list(self.kinds))
+            return _json(doc, headers={"Vary": "Accept"})
+        if parts[0] == "api":
+            doc = discovery.api_resource_list(self.kinds, "", parts[1])
+        elif len(parts) == 2:
+            doc = discovery.api_group(self.kinds, parts[1])
+        else:
+            doc = discovery.api_resource_list(self.kinds, parts[1], parts[2])
+        if doc is None:
+            raise not_found_path()
+        return _json(doc)
+
+    # ----- reads -------------------------------------------------------------------------
+
+    def get(self, request: web.Request, t: Target) -> web.Response:
+        """GET an object (or its status)."""
+        event = self.registry.get(t.kind, t.namespace or "", t.name)
+        table = tables.wants_table(request.headers.get("Accept", ""))
+        if table:
+            return _json(self._table(request, t.kind, [event.object], None))
+        return _raw(event.raw)
+
+    def _predicate(self, request: web.Request, kind: Kind) -> Callable[[dict], bool] | None:
+        q = request.query
+        preds: list[Callable[[dict], bool]] = []
+        if q.get("labelSelector"):
+            ls = selectors.parse_label_selector(q["labelSelector"])
+            if not ls.empty:
+                preds.append(lambda o: ls.matches(o["metadata"].get("labels")))
+        if q.get("fieldSelector"):
+            fs = selectors.parse_field_selector(q["fieldSelector"], kind.resource_id)
+            preds.append(fs.matches)
+        if not preds:
+            return None
+        if len(preds) == 1:
+            return preds[0]
+        return lambda o: all(p(o) for p in preds)
+
+    def list(self, request: web.Request, t: Target) -> web.Response:
+        """LIST with selectors and limit/continue pagination."""
+        q = request.query
+        _check_list_options(q, watch=False)
+        try:
+            limit = int(q.get("limit", "0") or 0)
+        except ValueError:
+            raise bad_request(f"invalid limit: {q.get('limit')!r}") from None
+        page = self.registry.list(
+            t.kind, t.namespace, predicate=self._predicate(request, t.kind), limit=max(limit, 0),
+            continue_token=q.get("continue", ""), resource_version=q.get("resourceVersion", ""),
+            resource_version_match=q.get("resourceVersionMatch", ""))
+        if tables.wants_table(request.headers.get("Accept", "")):
+            return _json(self._table(request, t.kind, [item_object(i) for i in page.items], page))
+        return _raw(self._encode_list(t.kind, page))
+
+    @staticmethod
+    def _encode_list(kind: Kind, page: ListResult) -> bytes:
+        meta: dict[str, Any] = {"resourceVersion": str(page.revision)}
+        if page.continue_token:
+            meta["continue"] = page.continue_token
+        head = orjson.dumps({"kind": f"{kind.kind}List", "apiVersion": kind.api_version,
+                             "metadata": meta})
+        return head[:-1] + b',"items":[' + b",".join(item_raw(i) for i in page.items) + b"]}"
+
+    def _table(self, request: web.Request, kind: Kind, objects: list[dict],
+               page: ListResult | None, with_headers: bool = True) -> dict[str, Any]:
+        return tables.table(kind, objects, now=self.cluster.clock.now(),
+                            include_object=request.query.get("includeObject", "Metadata"),
+                            with_headers=with_headers,
+                            resource_version=str(page.revision) if page else None,
+                            continue_token=page.continue_token if page else None)
+
+    async def watch(self, request: web.Request, t: Target) -> web.StreamResponse:
+        """A chunked watch stream from a revision (or from current state)."""
+        q = request.query
+        _check_list_options(q, watch=True)
+        try:
+            timeout = float(q.get("timeoutSeconds", "1800") or 1800)
+        except ValueError:
+            raise bad_request(f"invalid timeoutSeconds: {q.get('timeoutSeconds')!r}") from None
+        spec = WatchSpec(kind=t.kind, namespace=t.namespace,
+                         predicate=self._predicate(request, t.kind),
+                         resource_version=q.get("resourceVersion", ""),
+                         send_initial_events=q.get("sendInitialEvents") == "true",
+                         allow_bookmarks=q.get("allowWatchBookmarks") in ("true", "1"),
+                         timeout=timeout,
+                         bookmark_interval=self.cluster.config.bookmark_interval)
+        encode = None
+        if tables.wants_table(request.headers.get("Accept", "")):
+            encode = self._table_encoder(request, t.kind)
+        response = web.StreamResponse(headers={"Content-Type": JSON_TYPE,
+                                               "Cache-Control": "no-cache, private"})
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        watches = request.app[WATCHES]
+        task = asyncio.current_task()
+        watches.add(task)
+        try:
+            gen = stream(self.cluster.store, spec, encode) if encode else stream(
+                self.cluster.store, spec)
+            async for chunk in gen:
+                await response.write(chunk)
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass
+        finally:
+            watches.discard(task)
+        try:
+            await response.write_eof()
+        except (ConnectionResetError, RuntimeError):
+            pass
+        return response
+
+    def _table_encoder(self, request: web.Request, kind: Kind) -> Callable[[Event, str], bytes]:
+        first = [True]
+
+        def encode(event: Event, type: str) -> bytes:
+            table = self._table(request, kind, [event.object], None, with_headers=first[0])
+            first[0] = False
+            return orjson.dumps({"type": type, "object": table}) + b"\n"
+
+        return encode
+
+    # ----- writes ------------------------------------------------------------------------
+
+    async def _body(self, request: web.Request, allowed: tuple[str, ...] = BODY_TYPES
+                    ) -> tuple[Any, list[str]] | bytes:
+        ctype = request.content_type if request.can_read_body else ""
+        if ctype not in allowed:
+            raise unsupported_media_type(ctype)
+        if request.content_length is not None and request.content_length > MAX_BODY:
+            raise too_large()
+        raw = await request.content.read(MAX_BODY + 1)
+        if len(raw) > MAX_BODY:
+            raise too_large()
+        if ctype in PATCH_TYPES:
+            return raw
+        return decode_body(raw, ctype or JSON_TYPE)
+
+    async def _respond(self, request: web.Request, result: WriteResult,
+                       status: int = 200) -> web.Response:
+        if result.event is not None:
+            await self.cluster.log.durable()
+        headers = None
+        if result.warnings:
+            headers = {"Warning": ", ".join(_warning(w) for w in result.warnings)}
+        return _raw(result.raw, status, headers)
+
+    async def create(self, request: web.Request, t: Target) -> web.Response:
+        """POST to a collection."""
+        ctx = self.context(request)
+        body = await self._body(request)
+        result = self.registry.create(t.kind, t.namespace or "", body, ctx)
+        return await self._respond(request, result, 201)
+
+    async def update(self, request: web.Request, t: Target) -> web.Response:
+        """PUT an object or subresource."""
+        ctx = self.context(request)
+        body = await self._body(request)
+        result = self.registry.update(t.kind, t.namespace or "", t.name, body, ctx,
+                                      t.subresource)
+        return await self._respond(request, result)
+
+    async def patch(self, request: web.Request, t: Target) -> web.Response:
+        """PATCH with any of the four patch types."""
+        ctx = self.context(request)
+        raw = await self._body(request, PATCH_TYPES)
+        assert isinstance(raw, bytes)
+        result = self.registry.patch(t.kind, t.namespace or "", t.name, request.content_type,
+                                     raw, ctx, t.subresource)
+        return await self._respond(request, result, 201 if result.created else 200)
+
+    async def _delete_options(self, request: web.Request) -> dict[str, Any]:
+        options: dict[str, Any] = {}
+        if request.can_read_body:
+            body = await self._body(request)
+            value = body[0] if isinstance(body, tuple) else None
+            if isinstance(value, dict):
+                options = value
+            elif value is not None:
+                raise bad_request("DeleteOptions must be an object")
+        for key in ("propagationPolicy", "gracePeriodSeconds"):
+            if key in request.query:
+                options[key] = request.query[key]
+        return options
+
+    async def delete(self, request: web.Request, t: Target) -> web.Response:
+        """DELETE an object."""
+        ctx = self.context(request)
+        options = await self._delete_options(request)
+        if options.get("dryRun"):
+            ctx = RequestContext(**{**ctx.__dict__, "dry_run": True})
+        result = self.registry.delete(t.kind, t.namespace or "", t.name, ctx, options)
+        return await self._respond(request, result)
+
+    async def delete_collection(self, request: web.Request, t: Target) -> web.Response:
+        """DELETE a collection (with selectors)."""
+        ctx = self.context(request)
+        options = await self._delete_options(request)
+        results = self.registry.delete_collection(
+            t.kind, t.namespace, ctx, predicate=self._predicate(request, t.kind),
+            options=options)
+        await self.cluster.log.durable()
+        body = orjson.dumps({"kind": f"{t.kind.kind}List", "apiVersion": t.kind.api_version,
+                             "metadata": {"resourceVersion": str(self.cluster.store.revision)}})
+        return _raw(body[:-1] + b',"items":[' + b",".join(r.raw for r in results) + b"]}")
+
+    async def bind(self, request: web.Request, t: Target) -> web.Response:
+        """POST pods/NAME/binding: set spec.nodeName once."""
+        ctx = self.context(request)
+        body = await self._body(request)
+        binding = body[0] if isinstance(body, tuple) else None
+        target = (binding or {}).get("target") or {}
+        node = target.get("name")
+        if not node:
+            raise invalid_error("Binding", "", t.name, [Cause(
+                "target.name", "Required value", "FieldValueRequired")])
+        pod = self.registry.get(t.kind, t.namespace or "", t.name).object
+        if pod.get("spec", {}).get("nodeName"):
+            raise ApiError(409, "Conflict", f'Operation cannot be fulfilled on pods/binding '
+                           f'"{t.name}": pod {t.name} is already assigned to node '
+                           f'"{pod["spec"]["nodeName"]}"', name=t.name, kind="pods/binding")
+        patch = orjson.dumps({"spec": {"nodeName": node}})
+        result = self.registry.patch(t.kind, t.namespace or "", t.name,
+                                     "application/merge-patch+json", patch, ctx)
+        await self._respond(request, result)
+        return _json({"kind": "Status", "apiVersion": "v1", "metadata": {},
+                      "status": "Success", "code": 201}, 201)
+
+
+def _warning(text: str) -> str:
+    return '299 - "' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _check_list_options(q: Any, *, watch: bool) -> None:
+    """Upstream ListOptions validation for the watch-list parameters."""
+    if q.get("sendInitialEvents") is None:
+        return
+    causes = []
+    if not watch:
+        causes.append(Cause("sendInitialEvents", "Forbidden: sendInitialEvents is forbidden "
+                            "for list", "FieldValueForbidden"))
+    elif q.get("resourceVersionMatch") != "NotOlderThan":
+        causes.append(Cause("resourceVersionMatch", "Forbidden: sendInitialEvents requires "
+                            "setting resourceVersionMatch to NotOlderThan",
+                            "FieldValueForbidden"))
+    if causes:
+        raise invalid_error("ListOptions", "meta.k8s.io", "", causes)
+
+
+async def version(request: web.Request) -> web.Response:
+    """GET /version."""
+    major, minor, _ = KUBERNETES_VERSION.lstrip("v").split(".")
+    return _json({"major": major, "minor": minor, "emulationMajor": major,
+                  "emulationMinor": minor, "minCompatibilityMajor": major,
+                  "minCompatibilityMinor": str(int(minor) - 1),
+                  "gitVersion": KUBERNETES_VERSION + "-fakeapi", "gitCommit": "fakeapi",
+                  "gitTreeState": "clean", "buildDate": "2026-11-30T00:00:00Z",
+                  "goVersion": "go1.25", "compiler": "gc",
+                  "platform": f"linux/{_arch()}"})
+
+
+def _arch() -> str:
+    machine = platform.machine()
+    return {"x86_64": "amd64", "aarch64": "arm64"}.get(machine, machine)
+
+
+async def health(request: web.Request) -> web.Response:
+    """/healthz, /livez, /readyz."""
+    return web.Response(text="ok")
+
+
+def openapi_handlers(cluster: Cluster) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """Handlers for /openapi/v3 and /openapi/v3/<path>."""
+
+    async def index(request: web.Request) -> web.Response:
+        return _json(openapi.openapi_index(cluster.kinds))
+
+    async def document(request: web.Request) -> web.Response:
+        path = request.match_info["path"]
+        parts = path.split("/")
+        if parts[0] == "api" and len(parts) == 2:
+            group, ver = "", parts[1]
+        elif parts[0] == "apis" and len(parts) == 3:
+            group, ver = parts[1], parts[2]
+        else:
+            return error_response(not_found_path())
+        doc = openapi.group_version_document(cluster.kinds, group, ver)
+        if doc is None:
+            return error_response(not_found_path())
+        headers = openapi.cache_headers(request.query.get("hash"), cluster.kinds, group, ver)
+        return web.Response(body=doc, content_type=JSON_TYPE, headers=headers)
+
+    return index, document
+
+
+def create_app(cluster: Cluster, *, identify: Callable[[web.Request], Any] | None = None
+               ) -> web.Application:
+    """The aiohttp application serving one cluster."""
+
+    @web.middleware
+    async def guard(request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
+        if identify is not None:
+            request["identity"] = identify(request)
+        try:
+            return await handler(request)
+        except ApiError as e:
+            return error_response(e)
+        except web.HTTPException as e:
+            if e.status == 404:
+                return error_response(not_found_path())
+            if e.status == 405:
+                return error_response(method_not_allowed())
+            raise
+        except Exception:
+            log.exception("internal error on %s %s", request.method, request.path)
+            return error_response(ApiError(500, "InternalError",
+                                           "Internal error occurred: see the server log"))
+
+    app = web.Application(middlewares=[guard], client_max_size=MAX_BODY + 1024)
+    app[CLUSTER] = cluster
+    app[WATCHES] = set()
+    api = Api(cluster)
+    index, document = openapi_handlers(cluster)
+    app.router.add_get("/version", version)
+    for path in ("/healthz", "/livez", "/readyz"):
+        app.router.add_get(path, health)
+    app.router.add_get("/openapi/v3", index)
+    app.router.add_get("/openapi/v3/{path:.*}", document)
+    app.router.add_route("*", "/api", api.dispatch)
+    app.router.add_route("*", "/api/{tail:.*}", api.dispatch)
+    app.router.add_route("*", "/apis", api.dispatch)
+    app.router.add_route("*", "/apis/{tail:.*}", api.dispatch)
+
+    async def close_watches(app: web.Application) -> None:
+        cluster.log.wake_all()
+        for task in list(app[WATCHES]):
+            task.cancel()
+
+    app.on_shutdown.append(close_watches)
+    return app

@@ -1,0 +1,146 @@
+"""Watch streams: a cursor into the event log per watcher, lines encoded once per event.
+
+A watcher holds no buffer of its own: it reads the log from its cursor, so a slow
+client never blocks writers and never grows memory. If the log compacts past a
+watcher's cursor, the watcher gets an ERROR event with a 410 Expired Status and ends,
+and the client resumes with a fresh list (what client-go's reflector does).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import orjson
+
+from fakeapi.errors import ApiError, expired
+from fakeapi.kinds import Kind
+from fakeapi.log import ADDED, DELETED, MODIFIED, CompactedError, Event
+from fakeapi.store import Store
+
+Obj = dict[str, Any]
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+MAX_BATCH = 2000
+Encoder = Callable[[Event, str], bytes]
+
+
+@dataclasses.dataclass(frozen=True)
+class WatchSpec:
+    """What one watch asks for."""
+
+    kind: Kind
+    namespace: str | None = None
+    predicate: Callable[[Obj], bool] | None = None
+    resource_version: str = ""
+    send_initial_events: bool = False
+    allow_bookmarks: bool = False
+    timeout: float = 1800.0
+    bookmark_interval: float = 60.0
+
+
+def default_encoder(event: Event, type: str) -> bytes:
+    """The JSON watch line, shared by every watcher of the event."""
+    return event.watch_line(type)
+
+
+def error_line(error: ApiError) -> bytes:
+    """An ERROR watch event carrying a Status."""
+    return orjson.dumps({"type": "ERROR", "object": error.to_status()}) + b"\n"
+
+
+def bookmark_line(kind: Kind, revision: int, *, initial_end: bool = False) -> bytes:
+    """A BOOKMARK event carrying only the revision (and the initial-events-end marker)."""
+    meta: Obj = {"resourceVersion": str(revision)}
+    if initial_end:
+        meta["annotations"] = {INITIAL_EVENTS_END: "true"}
+    return orjson.dumps({"type": "BOOKMARK", "object": {
+        "kind": kind.kind, "apiVersion": kind.api_version, "metadata": meta}}) + b"\n"
+
+
+def start_revision(store: Store, spec: WatchSpec) -> int:
+    """Validate the starting revision (410 Expired when compacted) and return it."""
+    if spec.resource_version in ("", "0") or spec.send_initial_events:
+        return store.revision
+    try:
+        rv = int(spec.resource_version)
+    except ValueError:
+        raise ApiError(400, "BadRequest",
+                       f"invalid resource version: {spec.resource_version!r}") from None
+    if rv < store.log.oldest_revision:
+        raise expired(f"too old resource version: {rv} ({store.log.oldest_revision})")
+    return rv
+
+
+def translate(event: Event, spec: WatchSpec) -> str | None:
+    """The event type this watcher sees (selector transitions become ADDED/DELETED)."""
+    if spec.namespace is not None and event.namespace != spec.namespace:
+        return None
+    pred = spec.predicate
+    if pred is None:
+        return event.type
+    now = pred(event.object)
+    if event.type == MODIFIED:
+        before = pred(event.prev) if event.prev is not None else now
+        if now and before:
+            return MODIFIED
+        if now:
+            return ADDED
+        return DELETED if before else None
+    if event.type == DELETED:
+        return DELETED if now or (event.prev is not None and pred(event.prev)) else None
+    return ADDED if now else None
+
+
+async def stream(store: Store, spec: WatchSpec, encode: Encoder = default_encoder
+                 ) -> AsyncIterator[bytes]:
+    """Yield chunks of newline-delimited watch events until timeout, expiry or cancel."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + spec.timeout
+    try:
+        cursor = start_revision(store, spec)
+    except ApiError as e:
+        yield error_line(e)
+        return
+    resource = spec.kind.resource_id
+    if spec.resource_version in ("", "0") or spec.send_initial_events:
+        chunk: list[bytes] = []
+        for item in store.scan(resource, spec.namespace):
+            assert isinstance(item, Event)
+            if spec.predicate is None or spec.predicate(item.object):
+                chunk.append(encode(item, ADDED))
+                if len(chunk) >= MAX_BATCH:
+                    yield b"".join(chunk)
+                    chunk = []
+        if spec.send_initial_events and spec.allow_bookmarks:
+            chunk.append(bookmark_line(spec.kind, cursor, initial_end=True))
+        if chunk:
+            yield b"".join(chunk)
+    next_bookmark = loop.time() + spec.bookmark_interval
+    while True:
+        try:
+            events = store.log.resource_since(resource, cursor)
+        except CompactedError as e:
+            yield error_line(expired(f"too old resource version: {e.requested} ({e.oldest})"))
+            return
+        if events:
+            events = events[:MAX_BATCH]
+            lines = []
+            for event in events:
+                t = translate(event, spec)
+                if t is not None:
+                    lines.append(encode(event, t))
+            cursor = events[-1].revision
+            if lines:
+                yield b"".join(lines)
+            continue
+        now = loop.time()
+        if now >= deadline:
+            return
+        if spec.allow_bookmarks and now >= next_bookmark:
+            yield bookmark_line(spec.kind, store.revision)
+            next_bookmark = now + spec.bookmark_interval
+            continue
+        wait_until = min(deadline, next_bookmark) if spec.allow_bookmarks else deadline
+        await store.log.wait(resource, max(0.0, wait_until - now))
