@@ -109,11 +109,12 @@ class EventLog:
     def append(self, event: Event, *, durable: bool = True) -> None:
         """Add the next event (its revision must be `revision + 1`) and wake its watchers."""
         assert event.revision == self.revision + 1, (event.revision, self.revision)
+        if self.wal is not None and durable:
+            # first, so a log that refuses writes (after an I/O error) changes nothing
+            self._wal_seq = self.wal.append(event.record())
         self.revision = event.revision
         self._events.append(event)
         self._by_resource.setdefault(event.resource, []).append(event)
-        if self.wal is not None and durable:
-            self._wal_seq = self.wal.append(event.record())
         waiters = self._waiters.pop(event.resource, None)
         if waiters:
             for fut in waiters:

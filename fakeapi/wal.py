@@ -167,6 +167,7 @@ class WriteAheadLog:
         self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []  # heap by seq
         self._tiebreak = itertools.count()
         self._flusher: asyncio.Task[None] | None = None
+        self._closing: asyncio.Future[None] | None = None
 
     # -- opening and recovery -------------------------------------------------------------
 
@@ -351,11 +352,11 @@ class WriteAheadLog:
                 raise self._unusable()
             with self._buf_lock:
                 chunks, upto = self._buf, self._seq
+                if not chunks:
+                    return self._durable_seq
+                if self._fd_closed:
+                    raise WalClosedError(f"{self._path} is closed")
                 self._buf = []
-            if not chunks:
-                return self._durable_seq
-            if self._fd_closed:
-                raise WalClosedError(f"{self._path} is closed")
             data = b"".join(chunks)
             try:
                 _write_all(self._fd, data)
@@ -393,7 +394,17 @@ class WriteAheadLog:
         self._flush_blocking()
 
     async def close(self) -> None:
-        """Flush and fsync everything pending, wake all waiters, and close the file."""
+        """Flush and fsync everything pending, wake all waiters, and close the file.
+
+        Idempotent; concurrent callers share one close, which finishes even if they are
+        cancelled.
+        """
+        if self._closing is None:
+            self._closing = asyncio.ensure_future(self._close())
+        await asyncio.shield(self._closing)
+
+    async def _close(self) -> None:
+        """The body of `close()`, run once."""
         if self._fd_closed:
             return
         with self._buf_lock:
@@ -403,9 +414,8 @@ class WriteAheadLog:
             if self._error is None:
                 await self._flush_and_wake()
         finally:
-            flusher = self._flusher
-            if flusher is not None and flusher is not asyncio.current_task():
-                await asyncio.gather(flusher, return_exceptions=True)
+            if self._flusher is not None:
+                await asyncio.gather(self._flusher, return_exceptions=True)
             self._fail_waiters(WalClosedError(f"{self._path} closed"))
             await loop.run_in_executor(self._executor, self._close_fd)
             self._executor.shutdown(wait=False)

@@ -238,7 +238,9 @@ def test_second_open_of_same_file_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("writers", "per_writer"), [(1, 50), (8, 100), (300, 20)])
-async def test_concurrent_syncs_share_flushes(tmp_path: Path, writers: int, per_writer: int) -> None:
+async def test_concurrent_syncs_share_flushes(
+    tmp_path: Path, writers: int, per_writer: int
+) -> None:
     path = tmp_path / "events.wal"
     wal, _ = WriteAheadLog.open(path)
     expected: dict[int, bytes] = {}
@@ -284,7 +286,7 @@ async def test_close_flushes_unsynced_appends_and_then_refuses(tmp_path: Path) -
     wal, _ = WriteAheadLog.open(path)
     seqs = [wal.append(b"pending-%d" % i) for i in range(5)]
     waiter = asyncio.ensure_future(wal.sync(seqs[1]))
-    await wal.close()
+    await asyncio.gather(wal.close(), wal.close())  # concurrent closes share one
     await waiter
     assert wal.durable_seq == 5
     await wal.sync(seqs[-1])  # durable records stay syncable
@@ -403,23 +405,21 @@ def parse_payload(record: bytes) -> bytes:
 def run_and_kill(*, script: Path, path: Path, tag: str, writers: int, acks: int) -> list[str]:
     """Run the child until it acknowledged `acks` records, SIGKILL it, return its stdout lines."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(
-        [sys.executable, str(script), str(path), tag, str(writers)],
-        stdout=subprocess.PIPE,
-        env=env,
-        text=True,
-    )
-    assert proc.stdout is not None
-    lines = []
-    try:
-        while sum(line.startswith("ack ") for line in lines) < acks:
-            line = proc.stdout.readline()
-            assert line, f"child exited early with {proc.wait()}"
-            lines.append(line)
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        rest = proc.stdout.read()  # not communicate(): it would skip readline's buffer
-        proc.wait(timeout=30)
+    argv = [sys.executable, str(script), str(path), tag, str(writers)]
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, env=env, text=True) as proc:
+        assert proc.stdout is not None
+        lines = []
+        seen = 0
+        try:
+            while seen < acks:
+                line = proc.stdout.readline()
+                assert line, f"child exited early with {proc.wait()}"
+                lines.append(line)
+                seen += line.startswith("ack ")
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            rest = proc.stdout.read()  # not communicate(): it would skip readline's buffer
+            proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
     # everything the child printed before dying was acknowledged; a half line was not
     lines.extend(rest.splitlines(keepends=True))
