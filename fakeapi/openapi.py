@@ -200,8 +200,7 @@ def _path_param(name: str, description: str) -> JSON:
             "schema": {"type": "string", "uniqueItems": True}}
 
 
-_NAMESPACE_PARAM = _path_param("namespace", "object name and auth scope, such as for teams and "
-                                            "projects")
+_NAMESPACE_PARAM = _path_param("namespace", "the namespace the objects live in")
 
 
 # ---------------------------------------------------------------------------
@@ -239,13 +238,11 @@ def _responses(name: str, codes: Iterable[int], *media_types: str) -> JSON:
 class _OpContext:
     """What every operation of one kind (or subresource) shares."""
 
-    schemas: Schemas
     group: str
     version: str
     gvk: JSON
     body: str  # definition name of the object read/written
     op_stem: str  # e.g. "ResourceV1NamespacedResourceClaim"
-    label: str  # kind name in descriptions
 
 
 def _operation(ctx: _OpContext, *, op_id: str, action: str, description: str,
@@ -283,14 +280,14 @@ def _method_ops(ctx: _OpContext, verbs: Iterable[str], suffix: str, what: str) -
     verbs = set(verbs)
     if "get" in verbs:
         ops["get"] = _operation(ctx, op_id=f"read{ctx.op_stem}{suffix}", action="get",
-                                description=f"read {what}", responses=_responses(item, (200,)))
+                                description=f"get {what}", responses=_responses(item, (200,)))
     if "update" in verbs:
         ops["put"] = _operation(ctx, op_id=f"replace{ctx.op_stem}{suffix}", action="put",
-                                description=f"replace {what}", params=WRITE_PARAMS,
+                                description=f"update (replace) {what}", params=WRITE_PARAMS,
                                 request=_body(item), responses=_responses(item, (200, 201)))
     if "patch" in verbs:
         ops["patch"] = _operation(ctx, op_id=f"patch{ctx.op_stem}{suffix}", action="patch",
-                                  description=f"partially update {what}", params=PATCH_PARAMS,
+                                  description=f"patch {what}", params=PATCH_PARAMS,
                                   request=_patch_body(), responses=_responses(item, (200, 201)))
     if "create" in verbs:
         ops["post"] = _operation(ctx, op_id=f"create{ctx.op_stem}{suffix}", action="post",
@@ -319,10 +316,9 @@ def _kind_paths(schemas: Schemas, kind: Kind) -> dict[str, JSON]:
     scope = "Namespaced" if kind.namespaced else ""
     gv_stem = _camel_group(kind.group) + kind.version[:1].upper() + kind.version[1:]
     gvk = {"group": kind.group, "kind": kind.kind, "version": kind.version}
-    ctx = _OpContext(schemas, kind.group, kind.version, gvk, name,
-                     f"{gv_stem}{scope}{kind.kind}", kind.kind)
+    ctx = _OpContext(kind.group, kind.version, gvk, name, f"{gv_stem}{scope}{kind.kind}")
     verbs = set(kind.verbs)
-    name_param = _path_param("name", f"name of the {kind.kind}")
+    name_param = _path_param("name", f"the {kind.kind}'s metadata.name")
     scope_params = [_NAMESPACE_PARAM] if kind.namespaced else []
     pretty = query_param("pretty")
     list_params = [query_param(p) for p in LIST_PARAMS]
@@ -332,17 +328,17 @@ def _kind_paths(schemas: Schemas, kind: Kind) -> dict[str, JSON]:
     if "list" in verbs and list_name:
         collection["get"] = _operation(
             ctx, op_id=f"list{ctx.op_stem}", action="list",
-            description=f"list or watch objects of kind {kind.kind}", params=LIST_PARAMS,
+            description=f"list {kind.plural}, or watch them with watch=true", params=LIST_PARAMS,
             responses=_responses(list_name, (200,), JSON_CONTENT_TYPE, WATCH_CONTENT_TYPE))
     if "create" in verbs:
         collection["post"] = _operation(
             ctx, op_id=f"create{ctx.op_stem}", action="post",
-            description=f"create a {kind.kind}", params=WRITE_PARAMS, request=_body(name),
+            description=f"create {kind.kind} objects", params=WRITE_PARAMS, request=_body(name),
             responses=_responses(name, (200, 201, 202)))
     if "deletecollection" in verbs:
         collection["delete"] = _operation(
             ctx, op_id=f"deletecollection{ctx.op_stem}", action="deletecollection",
-            description=f"delete collection of {kind.kind}", params=DELETE_COLLECTION_PARAMS,
+            description=f"delete every matching {kind.kind}", params=DELETE_COLLECTION_PARAMS,
             request=_body(DELETE_OPTIONS, required=False), responses=_responses(STATUS, (200,)))
     if collection:
         paths[f"{prefix}{ns}/{kind.plural}"] = {**collection,
@@ -371,7 +367,7 @@ def _kind_paths(schemas: Schemas, kind: Kind) -> dict[str, JSON]:
         paths[f"{prefix}/{kind.plural}"] = {
             "get": _operation(
                 ctx, op_id=f"list{gv_stem}{kind.kind}ForAllNamespaces", action="list",
-                description=f"list or watch objects of kind {kind.kind}",
+                description=f"list {kind.plural} in all namespaces",
                 responses=_responses(list_name, (200,), JSON_CONTENT_TYPE, WATCH_CONTENT_TYPE)),
             "parameters": _sorted([*list_params, pretty]),
         }
@@ -386,18 +382,17 @@ def _kind_paths(schemas: Schemas, kind: Kind) -> dict[str, JSON]:
 
         paths[f"{prefix}/watch{ns}/{kind.plural}"] = watch(
             f"watch{ctx.op_stem}List", "watchlist",
-            f"watch individual changes to a list of {kind.kind}. deprecated: use the 'watch' "
-            "parameter with a list operation instead.", scope_params)
+            f"stream changes to {kind.plural} (legacy path; prefer list with watch=true)",
+            scope_params)
         paths[f"{prefix}/watch{ns}/{kind.plural}/{{name}}"] = watch(
             f"watch{ctx.op_stem}", "watch",
-            f"watch changes to an object of kind {kind.kind}. deprecated: use the 'watch' "
-            "parameter with a list operation instead, filtered to a single item with the "
-            "'fieldSelector' parameter.", [name_param, *scope_params])
+            f"stream changes to one {kind.kind} (legacy path; prefer list with watch=true "
+            "and a metadata.name field selector)", [name_param, *scope_params])
         if kind.namespaced:
             paths[f"{prefix}/watch/{kind.plural}"] = watch(
                 f"watch{gv_stem}{kind.kind}ListForAllNamespaces", "watchlist",
-                f"watch individual changes to a list of {kind.kind}. deprecated: use the "
-                "'watch' parameter with a list operation instead.", [])
+                f"stream changes to {kind.plural} in all namespaces (legacy path; prefer "
+                "list with watch=true)", [])
     return paths
 
 
@@ -420,7 +415,7 @@ def build_document(kinds: Iterable[Kind], group: str, version: str) -> JSON:
     gv_stem = _camel_group(group) + version[:1].upper() + version[1:]
     paths: dict[str, JSON] = {
         f"{prefix}/": {"get": {
-            "description": "get available resources",
+            "description": "discover the resources of this group/version",
             "operationId": f"get{gv_stem}APIResources",
             "responses": _responses(API_RESOURCE_LIST, (200,)),
             "tags": [_tag(group, version)],
@@ -555,17 +550,35 @@ def serve_document(kinds: KindTable, path: str, query_hash: str | None = None,
     doc = rendered(kinds, *gv) if gv else None
     if gv is None or doc is None:
         return None
-    etag = f'"{doc.hash}"'
     if query_hash is not None and query_hash != doc.hash:
         return Served(301, {"Location": server_relative_url(*gv, doc.hash),
                             "Cache-Control": NO_CACHE})
-    headers = {"Content-Type": JSON_CONTENT_TYPE, "Etag": etag}
-    if query_hash is not None:
+    headers = {"Content-Type": JSON_CONTENT_TYPE, **_headers(doc.hash, query_hash, now)}
+    if _etag_matches(if_none_match, headers["Etag"]):
+        return Served(304, headers)
+    return Served(200, headers, doc.body)
+
+
+def _headers(current: str, query_hash: str | None, now: float | None) -> dict[str, str]:
+    headers = {"Etag": f'"{current}"'}
+    if query_hash == current:
         expires = (time.time() if now is None else now) + ONE_YEAR
         headers.update({"Cache-Control": "public, immutable", "Vary": "Accept",
                         "Expires": email.utils.formatdate(expires, usegmt=True)})
     else:
         headers["Cache-Control"] = NO_CACHE
-    if _etag_matches(if_none_match, etag):
-        return Served(304, headers)
-    return Served(200, headers, doc.body)
+    return headers
+
+
+def cache_headers(query_hash: str | None, kinds: KindTable, group: str, version: str,
+                  now: float | None = None) -> dict[str, str]:
+    """Headers for a 200 with a group/version's document (ETag and caching).
+
+    Long-lived (`public, immutable`, `Expires` a year ahead) only when `?hash=` names the
+    current document; otherwise `no-cache`. `serve_document` also does upstream's redirect of
+    stale hashes and If-None-Match.
+    """
+    current = document_hash(kinds, group, version)
+    if current is None:
+        return {"Cache-Control": NO_CACHE}
+    return _headers(current, query_hash, now)

@@ -448,23 +448,20 @@ async def health(request: web.Request) -> web.Response:
 def openapi_handlers(cluster: Cluster) -> tuple[Callable[..., Any], Callable[..., Any]]:
     """Handlers for /openapi/v3 and /openapi/v3/<path>."""
 
+    def _send(served: openapi.Served) -> web.Response:
+        return web.Response(status=served.status, body=served.body or None,
+                            headers=served.headers)
+
     async def index(request: web.Request) -> web.Response:
-        return _json(openapi.openapi_index(cluster.kinds))
+        return _send(openapi.serve_index(cluster.kinds))
 
     async def document(request: web.Request) -> web.Response:
-        path = request.match_info["path"]
-        parts = path.split("/")
-        if parts[0] == "api" and len(parts) == 2:
-            group, ver = "", parts[1]
-        elif parts[0] == "apis" and len(parts) == 3:
-            group, ver = parts[1], parts[2]
-        else:
+        served = openapi.serve_document(cluster.kinds, request.match_info["path"],
+                                        request.query.get("hash"),
+                                        request.headers.get("If-None-Match"))
+        if served is None:
             return error_response(not_found_path())
-        doc = openapi.group_version_document(cluster.kinds, group, ver)
-        if doc is None:
-            return error_response(not_found_path())
-        headers = openapi.cache_headers(request.query.get("hash"), cluster.kinds, group, ver)
-        return web.Response(body=doc, content_type=JSON_TYPE, headers=headers)
+        return _send(served)
 
     return index, document
 
