@@ -240,8 +240,13 @@ class Api:
 
     def _table(self, request: web.Request, kind: Kind, objects: list[dict],
                page: ListResult | None, with_headers: bool = True) -> dict[str, Any]:
+        try:
+            include = tables.parse_include_object(request.query.get("includeObject"))
+        except ValueError as e:
+            raise bad_request(str(e)) from None
+        version = tables.table_version_from_accept(request.headers.get("Accept")) or "v1"
         return tables.table(kind, objects, now=self.cluster.clock.now(),
-                            include_object=request.query.get("includeObject", "Metadata"),
+                            include_object=include, table_version=version,
                             with_headers=with_headers,
                             resource_version=str(page.revision) if page else None,
                             continue_token=page.continue_token if page else None)

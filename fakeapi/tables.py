@@ -19,7 +19,7 @@ from typing import Any
 from fakeapi.kinds import Kind
 
 Cell = str | int | bool | None
-"""A Table cell as it goes on the wire (None prints as `<none>` in kubectl)."""
+"""A Table cell as it goes on the wire (kubectl prints None as an empty cell)."""
 
 META_GROUP = "meta.k8s.io"
 TABLE_VERSIONS = ("v1", "v1beta1")
@@ -89,10 +89,15 @@ def parse_time(value: object) -> datetime | None:
 def since(value: object, now: datetime) -> str:
     """Age of a wire timestamp at `now`, or "<unknown>" for a missing one (upstream's zero)."""
     ts = parse_time(value)
-    if ts is None:
-        return "<unknown>"
+    return "<unknown>" if ts is None else elapsed(ts, now)
+
+
+def elapsed(ts: datetime, now: datetime) -> str:
+    """HumanDuration from `ts` to `now` (naive datetimes are taken as UTC)."""
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
+    if ts.tzinfo is None:
+        ts = ts.replace(tzinfo=UTC)
     return human_duration(now - ts)
 
 
@@ -366,7 +371,7 @@ def summarize_pod(pod: Obj, now: datetime) -> PodSummary:
 
     restarts_cell = str(restarts)
     if restarts and last_restart is not None:
-        restarts_cell = f"{restarts} ({since(last_restart.isoformat(), now)} ago)"
+        restarts_cell = f"{restarts} ({elapsed(last_restart, now)} ago)"
     return PodSummary(ready=f"{ready}/{total}", status=reason, restarts=restarts_cell)
 
 
@@ -562,7 +567,7 @@ def _binding_spec(scope: str) -> TableSpec:
             AGE,
             wide("Users", _subjects("User"), f"Users in the {scope}."),
             wide("Groups", _subjects("Group"), f"Groups in the {scope}."),
-            wide("ServiceAccounts", _subjects("ServiceAccount"), f"Service accounts in the {scope}."),
+            wide("ServiceAccounts", _subjects("ServiceAccount"), f"SAs in the {scope}."),
         )
     )
 
@@ -619,7 +624,7 @@ def _claim_state(claim: Obj, _: RowContext) -> Cell:
 def _claim_nodes(claim: Obj, _: RowContext) -> Cell:
     allocation = get_path(claim, "status.allocation")
     if allocation is None:
-        return None
+        return "<none>"
     selector = _dict(allocation, "nodeSelector")
     if not selector:
         return "*"
@@ -633,7 +638,7 @@ def _claim_nodes(claim: Obj, _: RowContext) -> Cell:
 
 def _claim_drivers(claim: Obj, _: RowContext) -> Cell:
     if get_path(claim, "status.allocation") is None:
-        return None
+        return "<none>"
     results = _list(claim, "status.allocation.devices.results")
     return _list_with_more(_unique(r.get("driver") for r in results))
 
@@ -851,7 +856,8 @@ def table(
     """Build a `meta.k8s.io` Table of `objects` (wire dicts of one kind), one row each.
 
     include_object: "Metadata" (or "") puts a PartialObjectMetadata in each row, "Object" the
-    full object, "None" nothing; other values raise ValueError (the server answers 400).
+    full object (apiVersion/kind filled in from `kind` when missing), "None" nothing; other
+    values raise ValueError (the server answers 400).
     with_headers=False drops columnDefinitions, as for every watch event after the first.
     table_version is the negotiated Table version (see `table_version_from_accept`).
     """
@@ -868,7 +874,10 @@ def table(
         if conditions:
             row["conditions"] = conditions
         if include == "Object":
-            row["object"] = obj
+            # Upstream converts to the request's version, which always sets apiVersion/kind;
+            # kubectl (e.g. --sort-by) cannot decode a row object without them.
+            row["object"] = obj if "kind" in obj and "apiVersion" in obj else {
+                "apiVersion": kind.api_version, "kind": kind.kind, **obj}
         elif include == "Metadata":
             row["object"] = {
                 "kind": "PartialObjectMetadata",
@@ -949,3 +958,8 @@ def table_version_from_accept(accept: str | None) -> str | None:
         if as_kind == "Table" and params.get("g") == META_GROUP and version in TABLE_VERSIONS:
             return version
     return None
+
+
+def wants_table(accept: str | None) -> bool:
+    """Whether an Accept header asks for a `meta.k8s.io` Table (any supported version)."""
+    return table_version_from_accept(accept) is not None
