@@ -61,9 +61,10 @@ class ApiError(Exception):
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
             "code": self.code,
         }
+        if self.reason:
+            status["reason"] = self.reason
         details: dict[str, Any] = {}
         if self.name is not None:
             details["name"] = self.name
