@@ -20,7 +20,6 @@ class RequestContext:
     @property
     def manager(self) -> str:
         """The field manager: the explicit one, else derived from the user agent like upstream."""
-        if self.field_manager:
-            return self.field_manager
-        agent = self.user_agent.split("/", 1)[0]
-        return agent or "unknown"
+        from fakeapi.apply import manager_from_user_agent
+
+        return self.field_manager or manager_from_user_agent(self.user_agent) or "unknown"
