@@ -19,9 +19,15 @@ from aiohttp import web
 from fakeapi import KUBERNETES_VERSION, discovery, openapi, selectors, tables
 from fakeapi.cluster import Cluster
 from fakeapi.decode import decode_body
-from fakeapi.errors import ApiError, Cause, bad_request, method_not_allowed, too_large
+from fakeapi.errors import (
+    ApiError,
+    Cause,
+    bad_request,
+    method_not_allowed,
+    too_large,
+    unsupported_media_type,
+)
 from fakeapi.errors import invalid as invalid_error
-from fakeapi.errors import unsupported_media_type
 from fakeapi.kinds import Kind
 from fakeapi.log import Event
 from fakeapi.registry.context import RequestContext

@@ -63,7 +63,8 @@ class Kubectl:
     kubeconfig: Path
 
     def run(self, *args: str, input: str | None = None, check: bool = True,
-            env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+            env: dict[str, str] | None = None,
+            timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """Run kubectl; with check=True a non-zero exit fails the test with its stderr."""
         full_env = {**os.environ, "KUBECONFIG": str(self.kubeconfig), **(env or {})}
         res = subprocess.run([self.binary, *args], input=input, capture_output=True, text=True,

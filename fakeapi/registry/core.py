@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fakeapi.errors import Cause, field_required
-from fakeapi.registry.strategy import Obj, Strategy, StatusStrategy
+from fakeapi.registry.strategy import Obj, StatusStrategy, Strategy
 
 NAMESPACE_FINALIZER = "kubernetes"
 
@@ -93,7 +93,8 @@ def _qos_class(spec: Obj) -> str:
     if not any(r.get("requests") or r.get("limits") for r in resources):
         return "BestEffort"
     for r in resources:
-        limits, requests = r.get("limits") or {}, r.get("requests") or limits
+        limits = r.get("limits") or {}
+        requests = r.get("requests") or limits
         if not limits or set(limits) != set(requests) or any(
                 str(requests[k]) != str(v) for k, v in limits.items()):
             return "Burstable"

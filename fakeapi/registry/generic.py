@@ -27,6 +27,7 @@ from fakeapi.errors import (
     bad_request,
     conflict,
     expired,
+    field_invalid,
     forbidden,
     invalid,
     not_found,
@@ -167,7 +168,7 @@ class Registry:
         if meta.get("resourceVersion"):
             raise invalid(kind.kind, kind.group, meta.get("name", ""), [Cause(
                 "metadata.resourceVersion",
-                "Invalid value: \"%s\": must be empty on create" % meta["resourceVersion"])])
+                f"Invalid value: \"{meta['resourceVersion']}\": must be empty on create")])
         name = meta.get("name") or ""
         generate = meta.get("generateName") or ""
         if not name and generate:
@@ -382,11 +383,11 @@ class Registry:
     def _check_fields(self, kind: Kind, obj: Obj, mode: str,
                       duplicates: list[str]) -> tuple[Obj, list[str]]:
         schema = self._schema(kind)
-        warnings = structural.check_duplicates(duplicates, mode)
         if schema is None:
-            return obj, warnings
-        obj, more = structural.check(obj, schema, mode=mode)
-        return obj, warnings + more
+            return obj, structural.check_duplicates(duplicates, mode, kind=kind.kind,
+                                                    version=kind.api_version)
+        return structural.check(obj, schema, mode=mode, duplicates=duplicates, kind=kind.kind,
+                                version=kind.api_version)
 
     def _schema(self, kind: Kind) -> Obj | None:
         return self.schemas.for_gvk(kind.group, kind.version, kind.kind)
@@ -415,10 +416,16 @@ class Registry:
                                           "deleted", "NamespaceTerminating")])
 
     def _validate_meta(self, kind: Kind, meta: Obj) -> list[Cause]:
-        causes = [Cause("metadata.name", m)
-                  for m in names.validate_object_name(kind.resource_id, meta.get("name", ""))]
-        for key, value in (meta.get("labels") or {}).items():
-            causes += [Cause("metadata.labels", m) for m in names.validate_label(key, value)]
+        causes = names.metadata_name_causes(kind.resource_id, meta.get("name"),
+                                            meta.get("generateName"))
+        labels = meta.get("labels") or {}
+        if not isinstance(labels, dict):
+            return causes
+        for key, value in labels.items():
+            causes += [field_invalid("metadata.labels", key, m)
+                       for m in names.label_key_errors(key)]
+            causes += [field_invalid("metadata.labels", value, m)
+                       for m in names.label_value_errors(str(value))]
         return causes
 
     def _generated_name(self, kind: Kind, namespace: str, prefix: str) -> str:
