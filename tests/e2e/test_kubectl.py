@@ -174,12 +174,13 @@ def test_wait_for_condition_and_jsonpath(kubectl: Kubectl, server: object, ns: s
     _claim(kubectl, ns)
     kubectl("wait", "--for=jsonpath={.spec.devices.requests[0].name}=gpu",
             "resourceclaim/c1", "-n", ns, "--timeout=10s")
+    kubectl("run", "p1", "-n", ns, "--image=registry.k8s.io/pause:3.10", "--restart=Never")
     waiter = subprocess.Popen(
         [kubectl.binary, "wait", "--for=condition=Ready", "pod/p1", "-n", ns, "--timeout=20s"],
         env={**os.environ, "KUBECONFIG": str(kubectl.kubeconfig)},
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    kubectl("run", "p1", "-n", ns, "--image=registry.k8s.io/pause:3.10", "--restart=Never")
-    time.sleep(0.5)
+    time.sleep(1.0)
+    assert waiter.poll() is None, "kubectl wait returned before the condition was met"
     status = {"status": {"phase": "Running", "conditions": [
         {"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}
     kubectl("patch", "pod", "p1", "-n", ns, "--subresource=status", "--type=merge",
