@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fakeapi.clock import Clock, RealClock
+from fakeapi.features import FeatureGates
 from fakeapi.kinds import KindTable, served_kinds
 from fakeapi.log import DEFAULT_RETENTION, EventLog
 from fakeapi.registry.context import RequestContext
@@ -58,7 +59,8 @@ class Cluster:
         self.store = Store(log=self.log, clock=self.clock)
         self.store.replay(records)
         rng = random.Random(config.seed) if config.seed is not None else random.Random()
-        self.registry = Registry(store=self.store, kinds=self.kinds, rng=rng)
+        self.gates = FeatureGates(config.feature_gates)
+        self.registry = Registry(store=self.store, kinds=self.kinds, rng=rng, gates=self.gates)
         self._tasks: list[asyncio.Task[None]] = []
         self._seed_namespaces()
 

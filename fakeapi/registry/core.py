@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fakeapi.errors import Cause, field_required
+from fakeapi.registry.context import RequestContext
 from fakeapi.registry.strategy import Obj, StatusStrategy, Strategy
 
 NAMESPACE_FINALIZER = "kubernetes"
@@ -11,7 +12,7 @@ NAMESPACE_FINALIZER = "kubernetes"
 class NamespaceStrategy(Strategy):
     """Namespaces start Active with the `kubernetes` finalizer; delete makes them Terminating."""
 
-    def prepare_for_create(self, obj: Obj) -> None:
+    def prepare_for_create(self, obj: Obj, ctx: RequestContext) -> None:
         """Same as upstream: phase Active, spec.finalizers = [kubernetes]."""
         obj["status"] = {"phase": "Active"}
         spec = obj.setdefault("spec", {})
@@ -22,9 +23,9 @@ class NamespaceStrategy(Strategy):
         obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = (
             obj["metadata"]["name"])
 
-    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+    def prepare_for_update(self, new: Obj, old: Obj, ctx: RequestContext) -> None:
         """spec.finalizers change only through /finalize; status only through /status."""
-        super().prepare_for_update(new, old)
+        super().prepare_for_update(new, old, ctx)
         new["spec"] = {**new.get("spec", {}), "finalizers": old.get("spec", {}).get("finalizers")}
         if new["spec"]["finalizers"] is None:
             del new["spec"]["finalizers"]
@@ -46,7 +47,7 @@ class NamespaceStrategy(Strategy):
 class NamespaceFinalizeStrategy(StatusStrategy):
     """`namespaces/NAME/finalize`: only spec.finalizers changes."""
 
-    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+    def prepare_for_update(self, new: Obj, old: Obj, ctx: RequestContext) -> None:
         """Take spec.finalizers from the request, everything else from the stored object."""
         finalizers = new.get("spec", {}).get("finalizers")
         rv = new["metadata"].get("resourceVersion", "")
@@ -59,19 +60,19 @@ class NamespaceFinalizeStrategy(StatusStrategy):
 class NodeStrategy(Strategy):
     """Same as upstream: nodes may set every field, status included, on create."""
 
-    def prepare_for_create(self, obj: Obj) -> None:
+    def prepare_for_create(self, obj: Obj, ctx: RequestContext) -> None:
         """Nothing is cleared."""
 
 
 class PodStrategy(Strategy):
     """Pods start Pending; containers are required."""
 
-    def prepare_for_create(self, obj: Obj) -> None:
+    def prepare_for_create(self, obj: Obj, ctx: RequestContext) -> None:
         """Same as upstream: status reset to phase Pending with a QoS class."""
         obj["status"] = {"phase": "Pending", "qosClass": _qos_class(obj.get("spec") or {})}
         obj.setdefault("spec", {}).setdefault("schedulerName", "default-scheduler")
 
-    def validate(self, obj: Obj) -> list[Cause]:
+    def validate(self, obj: Obj, ctx: RequestContext) -> list[Cause]:
         """The minimal structural pod rules: at least one named container with an image."""
         spec = obj.get("spec") or {}
         containers = spec.get("containers") or []

@@ -32,15 +32,18 @@ from fakeapi.errors import (
     invalid,
     not_found,
 )
+from fakeapi.features import FeatureGates
 from fakeapi.kinds import Kind, KindTable
 from fakeapi.log import ADDED, DELETED, MODIFIED, CompactedError, Event
 from fakeapi.patch import apply_patch
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.strategies import strategy_for, subresource_strategy_for
+from fakeapi.registry.strategy import StrategyEnv
 from fakeapi.schemas import get_schemas
 from fakeapi.store import Store
 
 Obj = dict[str, Any]
+AdmissionHook = Callable[["Admission"], None]
 APPLY_PATCH = "application/apply-patch+yaml"
 SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
                "generation", "resourceVersion")
@@ -93,15 +96,46 @@ def item_object(item: Event | Obj) -> Obj:
     return item.object if isinstance(item, Event) else item
 
 
+class Admission:
+    """What an admission hook sees: one write about to be committed."""
+
+    __slots__ = ("operation", "kind", "new", "old", "ctx", "subresource")
+
+    def __init__(self, *, operation: str, kind: Kind, new: Obj | None, old: Obj | None,
+                 ctx: RequestContext, subresource: str) -> None:
+        self.operation = operation  # CREATE, UPDATE or DELETE
+        self.kind = kind
+        self.new = new
+        self.old = old
+        self.ctx = ctx
+        self.subresource = subresource
+
+
 class Registry:
     """CRUD for every served kind over one Store."""
 
-    def __init__(self, *, store: Store, kinds: KindTable, rng: random.Random | None = None) -> None:
+    def __init__(self, *, store: Store, kinds: KindTable, rng: random.Random | None = None,
+                 gates: FeatureGates | None = None) -> None:
         self.store = store
         self.kinds = kinds
         self.rng = rng or random.Random()
         self.schemas = get_schemas()
-        self._strategies = {k.resource_id: strategy_for(k) for k in kinds.kinds}
+        self.env = StrategyEnv(gates=gates or FeatureGates(), lookup=self._lookup)
+        self._strategies = {k.resource_id: strategy_for(k, self.env) for k in kinds.kinds}
+        self.admission: list[AdmissionHook] = []
+        """Hooks run after validation, before commit (upstream validating admission)."""
+
+    def _lookup(self, resource: str, namespace: str, name: str) -> Obj | None:
+        event = self.store.get(resource, namespace, name)
+        return event.object if event is not None else None
+
+    def _admit(self, operation: str, kind: Kind, new: Obj | None, old: Obj | None,
+               ctx: RequestContext, subresource: str = "") -> None:
+        if self.admission:
+            review = Admission(operation=operation, kind=kind, new=new, old=old, ctx=ctx,
+                               subresource=subresource)
+            for hook in self.admission:
+                hook(review)
 
     # ----- reads -------------------------------------------------------------------------
 
@@ -180,8 +214,8 @@ class Registry:
                 "FieldValueRequired")])
         causes = self._validate_meta(kind, meta)
         strategy = self._strategies[kind.resource_id]
-        strategy.prepare_for_create(obj)
-        causes += strategy.validate(obj)
+        strategy.prepare_for_create(obj, ctx)
+        causes += strategy.validate(obj, ctx)
         if causes:
             raise invalid(kind.kind, kind.group, name, causes)
         if self.store.get(kind.resource_id, namespace, name) is not None:
@@ -198,6 +232,7 @@ class Registry:
         if track_fields:
             meta.pop("managedFields", None)
             ssa.record_update(None, obj, manager=ctx.manager, schema=self._schema(kind), now=now)
+        self._admit("CREATE", kind, obj, None, ctx)
         return self._commit(ADDED, kind, obj, ctx, created=True, warnings=warnings)
 
     def update(self, kind: Kind, namespace: str, name: str, body: Any, ctx: RequestContext,
@@ -238,6 +273,7 @@ class Registry:
                            f"Precondition failed: ResourceVersion in precondition: "
                            f"{pre['resourceVersion']}, ResourceVersion in object meta: "
                            f"{obj['metadata']['resourceVersion']}")
+        self._admit("DELETE", kind, None, obj, ctx)
         strategy = self._strategies[kind.resource_id]
         replacement = strategy.on_delete(obj)
         if replacement is not None or obj["metadata"].get("finalizers"):
@@ -288,15 +324,16 @@ class Registry:
         if rv and rv != old_meta["resourceVersion"]:
             raise conflict(kind.plural, kind.group, name)
         if subresource:
-            sub = subresource_strategy_for(kind, subresource)
-            sub.prepare_for_update(obj, old)
-            causes = sub.validate_update(obj, old)
+            sub = subresource_strategy_for(kind, subresource, self.env)
+            sub.prepare_for_update(obj, old, ctx)
+            causes = sub.validate_update(obj, old, ctx)
         else:
             strategy = self._strategies[kind.resource_id]
-            strategy.prepare_for_update(obj, old)
-            causes = self._validate_meta(kind, meta) + strategy.validate_update(obj, old)
+            strategy.prepare_for_update(obj, old, ctx)
+            causes = self._validate_meta(kind, meta) + strategy.validate_update(obj, old, ctx)
         if causes:
             raise invalid(kind.kind, kind.group, name, causes)
+        self._admit("UPDATE", kind, obj, old, ctx, subresource)
         meta = obj["metadata"]
         for f in SERVER_META:
             if f in old_meta:

@@ -9,7 +9,7 @@ from fakeapi.registry.core import (
     NodeStrategy,
     PodStrategy,
 )
-from fakeapi.registry.strategy import StatusStrategy, Strategy
+from fakeapi.registry.strategy import StatusStrategy, Strategy, StrategyEnv
 
 _MAIN: dict[str, type[Strategy]] = {
     "namespaces": NamespaceStrategy,
@@ -21,11 +21,11 @@ _SUB: dict[tuple[str, str], type[StatusStrategy]] = {
 }
 
 
-def strategy_for(kind: Kind) -> Strategy:
+def strategy_for(kind: Kind, env: StrategyEnv) -> Strategy:
     """The main-resource strategy of a kind."""
-    return _MAIN.get(kind.resource_id, Strategy)(kind)
+    return _MAIN.get(kind.resource_id, Strategy)(kind, env)
 
 
-def subresource_strategy_for(kind: Kind, subresource: str) -> StatusStrategy:
+def subresource_strategy_for(kind: Kind, subresource: str, env: StrategyEnv) -> StatusStrategy:
     """The strategy of a writable subresource (`status`, `finalize`)."""
-    return _SUB.get((kind.resource_id, subresource), StatusStrategy)(kind)
+    return _SUB.get((kind.resource_id, subresource), StatusStrategy)(kind, env)

@@ -6,37 +6,51 @@ holds only the rules of its kind; CRUD, concurrency and metadata live in the gen
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from fakeapi.errors import Cause
+from fakeapi.features import FeatureGates
 from fakeapi.kinds import Kind
+from fakeapi.registry.context import RequestContext
 
 Obj = dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class StrategyEnv:
+    """What strategies may read besides the objects: other stored objects and the gates."""
+
+    gates: FeatureGates
+    lookup: Callable[[str, str, str], Obj | None]
+    """`lookup(resource_id, namespace, name)`: a stored object (e.g. the namespace), or None."""
 
 
 class Strategy:
     """Hooks for the main resource. The defaults implement the common upstream rules."""
 
-    def __init__(self, kind: Kind) -> None:
+    def __init__(self, kind: Kind, env: StrategyEnv) -> None:
         self.kind = kind
+        self.env = env
 
-    def prepare_for_create(self, obj: Obj) -> None:
+    def prepare_for_create(self, obj: Obj, ctx: RequestContext) -> None:
         """Default or clear fields before create (status is reset where /status exists)."""
         if self.kind.has_status:
             obj.pop("status", None)
 
-    def validate(self, obj: Obj) -> list[Cause]:
+    def validate(self, obj: Obj, ctx: RequestContext) -> list[Cause]:
         """Kind-specific validation of a new object (must not mutate)."""
         return []
 
-    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+    def prepare_for_update(self, new: Obj, old: Obj, ctx: RequestContext) -> None:
         """Status is only written through /status: keep the stored one."""
         if self.kind.has_status:
             _copy_field(new, old, "status")
 
-    def validate_update(self, new: Obj, old: Obj) -> list[Cause]:
+    def validate_update(self, new: Obj, old: Obj, ctx: RequestContext) -> list[Cause]:
         """Kind-specific validation of an update (immutability rules live here)."""
-        return self.validate(new)
+        return self.validate(new, ctx)
 
     def on_delete(self, obj: Obj) -> Obj | None:
         """Return a replacement object to store instead of deleting (e.g. Terminating)."""
@@ -50,10 +64,11 @@ class Strategy:
 class StatusStrategy:
     """Hooks for `/status`: only status changes; spec and most metadata stay as stored."""
 
-    def __init__(self, kind: Kind) -> None:
+    def __init__(self, kind: Kind, env: StrategyEnv) -> None:
         self.kind = kind
+        self.env = env
 
-    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+    def prepare_for_update(self, new: Obj, old: Obj, ctx: RequestContext) -> None:
         """Keep everything but status (and metadata writes) from the stored object."""
         status = new.get("status")
         meta = new["metadata"]
@@ -63,7 +78,7 @@ class StatusStrategy:
         if status is not None:
             new["status"] = status
 
-    def validate_update(self, new: Obj, old: Obj) -> list[Cause]:
+    def validate_update(self, new: Obj, old: Obj, ctx: RequestContext) -> list[Cause]:
         """Kind-specific status validation."""
         return []
 
