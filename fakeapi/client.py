@@ -64,7 +64,7 @@ class Client:
                    label_selector: str = "", field_selector: str = "") -> list[Obj]:
         """LIST objects (all namespaces when namespace is None)."""
         kind = self.kind(resource)
-        pred = _predicate(kind, label_selector, field_selector)
+        pred = selectors.predicate(label_selector, field_selector, kind.resource_id)
         page = self.cluster.registry.list(kind, namespace, predicate=pred)
         return [_copy(item_object(i)) for i in page.items]
 
@@ -104,26 +104,11 @@ class Client:
                     ) -> AsyncIterator[tuple[str, Obj]]:
         """Watch events as (type, object) pairs; from now with synthetic ADDED when rv is ''."""
         kind = self.kind(resource)
+        pred = selectors.predicate(label_selector, field_selector, kind.resource_id)
         spec = WatchSpec(kind=kind, namespace=namespace, resource_version=resource_version,
-                         predicate=_predicate(kind, label_selector, field_selector),
-                         timeout=timeout)
+                         predicate=pred, timeout=timeout)
         async for chunk in stream(self.cluster.store, spec):
             for line in chunk.splitlines():
                 event = orjson.loads(line)
                 yield event["type"], event["object"]
 
-
-def _predicate(kind: Kind, label_selector: str, field_selector: str) -> Any:
-    """A combined label+field selector predicate, or None when both are empty."""
-    preds = []
-    if label_selector:
-        ls = selectors.parse_label_selector(label_selector)
-        preds.append(lambda o: ls.matches(o["metadata"].get("labels")))
-    if field_selector:
-        fs = selectors.parse_field_selector(field_selector, kind.resource_id)
-        preds.append(fs.matches)
-    if not preds:
-        return None
-    if len(preds) == 1:
-        return preds[0]
-    return lambda o: all(p(o) for p in preds)

@@ -210,6 +210,22 @@ def _container_at(text: str, pos: int) -> str:
     return stack[-1] if stack else ""
 
 
+def go_json_syntax_message(raw: bytes | str) -> str:
+    """The message Go's `encoding/json` gives for a body that is not valid JSON."""
+    text = raw.decode("utf-8", "replace") if isinstance(raw, (bytes, bytearray)) else raw
+    if not text.strip():
+        return "unexpected end of JSON input"
+    try:
+        _FAST.decode(text)
+    except _Duplicate:
+        return "invalid character looking for beginning of value"
+    except _BadConstant as e:
+        return _constant_message(str(e))
+    except json.JSONDecodeError as e:
+        return _go_json_message(e)
+    return "invalid character looking for beginning of value"
+
+
 def _go_json_message(e: json.JSONDecodeError) -> str:
     """Map a Python JSON syntax error onto the message Go's scanner gives for it."""
     text, pos, msg = e.doc, e.pos, e.msg

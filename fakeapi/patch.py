@@ -11,7 +11,6 @@ registry may freely mutate a patched object before storing it.
 from __future__ import annotations
 
 import dataclasses
-import json
 from decimal import Decimal
 from typing import Any, ClassVar
 
@@ -19,6 +18,7 @@ import jsonpatch
 import jsonpointer
 import orjson
 
+from fakeapi.decode import go_json_syntax_message
 from fakeapi.errors import ApiError, bad_request
 from fakeapi.schemas import Schema, Schemas, get_schemas
 
@@ -101,7 +101,7 @@ def decode_json(body: bytes) -> Any:
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError:
-        raise JsonSyntaxError(_go_syntax_message(body)) from None
+        raise JsonSyntaxError(go_json_syntax_message(body)) from None
 
 
 # --------------------------------------------------------------------------- JSON patch
@@ -766,71 +766,6 @@ def _json_kind(value: Any) -> str:
     if value is None:
         return "null"
     return "string"
-
-
-def _go_syntax_message(body: bytes) -> str:
-    """Approximate Go `encoding/json` syntax error text for a body orjson refused."""
-    text = body.decode("utf-8", errors="replace")
-    if not text.strip():
-        return "unexpected end of JSON input"
-
-    def no_constants(name: str) -> Any:
-        raise json.JSONDecodeError("Expecting value", text, text.find(name))
-
-    try:
-        json.loads(text, parse_constant=no_constants)
-    except json.JSONDecodeError as e:
-        pos, msg = e.pos, e.msg
-    else:
-        return "invalid character looking for beginning of value"
-    if pos >= len(text.rstrip()) or msg.startswith("Unterminated string"):
-        return "unexpected end of JSON input"
-    char = _go_quote_char(text[pos])
-    if msg == "Expecting value":
-        return f"invalid character {char} looking for beginning of value"
-    if msg.startswith("Expecting property name"):
-        return f"invalid character {char} looking for beginning of object key string"
-    if msg == "Expecting ':' delimiter":
-        return f"invalid character {char} after object key"
-    if msg == "Expecting ',' delimiter":
-        where = "object key:value pair" if _innermost_open(text, pos) == "{" else "array element"
-        return f"invalid character {char} after {where}"
-    if msg == "Extra data":
-        return f"invalid character {char} after top-level value"
-    if msg.startswith("Invalid control character"):
-        return f"invalid character {char} in string literal"
-    if msg.startswith("Invalid \\escape") or msg.startswith("Invalid \\u"):
-        return f"invalid character {char} in string escape code"
-    return msg
-
-
-def _go_quote_char(char: str) -> str:
-    if char == "'":
-        return "'\\''"
-    if char == '"':
-        return "'\"'"
-    return "'" + json.dumps(char)[1:-1] + "'"
-
-
-def _innermost_open(text: str, pos: int) -> str:
-    """The innermost unclosed bracket before `pos`, skipping string contents."""
-    stack: list[str] = []
-    in_string = escaped = False
-    for char in text[:pos]:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "{[":
-            stack.append(char)
-        elif char in "}]" and stack:
-            stack.pop()
-    return stack[-1] if stack else ""
 
 
 # --------------------------------------------------------------------------- copying

@@ -39,16 +39,20 @@ class Schemas:
 
     def resolve(self, node: Schema | None) -> Schema:
         """Follow `$ref` (also a lone `allOf: [{$ref}]`) to the referenced definition."""
-        while node:
+        return self.deref(node)[0] if node else {}
+
+    def deref(self, node: Schema, name: str | None = None) -> tuple[Schema, str | None]:
+        """Like `resolve`, also returning the name of the last definition followed."""
+        while True:
             ref = node.get("$ref")
             if ref is None:
                 all_of = node.get("allOf")
                 if all_of and len(all_of) == 1 and "$ref" in all_of[0]:
                     ref = all_of[0]["$ref"]
             if ref is None:
-                return node
-            node = self.definitions[ref.removeprefix(REF_PREFIX)]
-        return {}
+                return node, name
+            name = ref.removeprefix(REF_PREFIX)
+            node = self.definitions[name]
 
     def property(self, node: Schema | None, key: str) -> Schema | None:
         """Schema of field `key` inside object schema `node` (resolved), or None if unknown."""

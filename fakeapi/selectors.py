@@ -610,3 +610,22 @@ def parse_field_selector(text: str, resource_id: str) -> FieldSelector:
     if not text:
         return EVERYTHING_FIELDS
     return _parse_field_selector(text, resource_id)
+
+
+def predicate(label_selector: str, field_selector: str,
+              resource_id: str) -> Callable[[dict[str, Any]], bool] | None:
+    """One predicate for a list/watch's label and field selectors; None when both are empty."""
+    preds: list[Callable[[dict[str, Any]], bool]] = []
+    if label_selector:
+        ls = parse_label_selector(label_selector)
+        if not ls.empty:
+            preds.append(lambda o: ls.matches(o["metadata"].get("labels")))
+    if field_selector:
+        fs = parse_field_selector(field_selector, resource_id)
+        if not fs.empty:
+            preds.append(fs.matches)
+    if not preds:
+        return None
+    if len(preds) == 1:
+        return preds[0]
+    return lambda o: all(p(o) for p in preds)

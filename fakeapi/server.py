@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from fakeapi import KUBERNETES_VERSION, discovery, openapi, selectors, tables
+from fakeapi import KUBERNETES_VERSION, discovery, openapi, protobuf, selectors, tables
 from fakeapi.cluster import Cluster
 from fakeapi.decode import decode_body
 from fakeapi.errors import (
@@ -42,7 +42,7 @@ MAX_BODY = 3 * 1024 * 1024
 JSON_TYPE = "application/json"
 PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
                "application/strategic-merge-patch+json", "application/apply-patch+yaml")
-BODY_TYPES = ("application/json", "application/yaml", "")
+BODY_TYPES = ("application/json", "application/yaml", protobuf.CONTENT_TYPE, "")
 FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
 
 
@@ -205,19 +205,8 @@ class Api:
 
     def _predicate(self, request: web.Request, kind: Kind) -> Callable[[dict], bool] | None:
         q = request.query
-        preds: list[Callable[[dict], bool]] = []
-        if q.get("labelSelector"):
-            ls = selectors.parse_label_selector(q["labelSelector"])
-            if not ls.empty:
-                preds.append(lambda o: ls.matches(o["metadata"].get("labels")))
-        if q.get("fieldSelector"):
-            fs = selectors.parse_field_selector(q["fieldSelector"], kind.resource_id)
-            preds.append(fs.matches)
-        if not preds:
-            return None
-        if len(preds) == 1:
-            return preds[0]
-        return lambda o: all(p(o) for p in preds)
+        return selectors.predicate(q.get("labelSelector", ""), q.get("fieldSelector", ""),
+                                   kind.resource_id)
 
     def list(self, request: web.Request, t: Target) -> web.Response:
         """LIST with selectors and limit/continue pagination."""
@@ -321,6 +310,8 @@ class Api:
             raise too_large()
         if ctype in PATCH_TYPES:
             return raw
+        if ctype == protobuf.CONTENT_TYPE:
+            return protobuf.decode_protobuf(raw), []
         return decode_body(raw, ctype or JSON_TYPE)
 
     async def _respond(self, request: web.Request, result: WriteResult,

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from fakeapi.errors import ApiError, bad_request
-from fakeapi.schemas import REF_PREFIX, Schema, get_schemas, types_of
+from fakeapi.schemas import Schema, get_schemas, types_of
 
 MODES = ("Strict", "Warn", "Ignore")
 MAX_STRICT_ERRORS = 100  # same cap as upstream's strict decoder
@@ -80,18 +80,7 @@ def _go_name(definition: str) -> tuple[str, str]:
 
 def _deref(node: Schema) -> tuple[Schema, str | None]:
     """Follow `$ref` (or a lone `allOf: [{$ref}]`), returning the schema and definition name."""
-    defs = get_schemas().definitions
-    name = _def_names.get(id(node))
-    while True:
-        ref = node.get("$ref")
-        if ref is None:
-            all_of = node.get("allOf")
-            if all_of and len(all_of) == 1 and "$ref" in all_of[0]:
-                ref = all_of[0]["$ref"]
-        if ref is None:
-            return node, name
-        name = ref.removeprefix(REF_PREFIX)
-        node = defs[name]
+    return get_schemas().deref(node, _def_names.get(id(node)))
 
 
 def compile_schema(schema: Schema) -> _Node:
