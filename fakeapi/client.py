@@ -93,9 +93,12 @@ class Client:
                                              subresource)
         return await self._done(result)
 
-    async def delete(self, resource: str, name: str, namespace: str = "") -> Obj:
-        """DELETE (marks objects that have finalizers)."""
-        result = self.cluster.registry.delete(self.kind(resource), namespace, name, self._ctx)
+    async def delete(self, resource: str, name: str, namespace: str = "", *,
+                     propagation_policy: str | None = None) -> Obj:
+        """DELETE (marks objects that have finalizers); policy Background/Foreground/Orphan."""
+        options = {"propagationPolicy": propagation_policy} if propagation_policy else None
+        result = self.cluster.registry.delete(self.kind(resource), namespace, name, self._ctx,
+                                              options)
         return await self._done(result)
 
     async def watch(self, resource: str, namespace: str | None = None, *,

@@ -80,11 +80,15 @@ class Cluster:
 
     async def start(self) -> None:
         """Start the in-process controllers."""
+        from controllers.garbage_collector import GarbageCollector
         from controllers.namespace import NamespaceController
 
         ns = NamespaceController(client=self.client("system:serviceaccount:kube-system:"
                                                     "namespace-controller"))
+        gc = GarbageCollector(client=self.client("system:serviceaccount:kube-system:"
+                                                 "generic-garbage-collector"))
         self._tasks.append(asyncio.create_task(ns.run(), name="namespace-controller"))
+        self._tasks.append(asyncio.create_task(gc.run(), name="garbage-collector"))
 
     async def stop(self) -> None:
         """Stop components, wake watchers, and flush the log to disk."""

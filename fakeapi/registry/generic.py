@@ -156,14 +156,19 @@ class Registry:
         at: int | None = None
         if continue_token:
             at, after = _decode_continue(continue_token)
-            revision = at
+            if at < 0:  # same as upstream: a negative revision continues at the latest one
+                at = None
+            else:
+                revision = at
         elif resource_version_match == "Exact":
             at = revision = _parse_rv(resource_version)
         elif resource_version not in ("", "0"):
             wanted = _parse_rv(resource_version)
             if wanted > revision:
-                raise ApiError(504, "Timeout", f"Too large resource version: {wanted}, "
-                               f"current resource version: {revision}", retry_after=1)
+                # same as upstream storage.NewTooLargeResourceVersionError
+                raise ApiError(504, "Timeout", f"Timeout: Too large resource version: {wanted}, "
+                               f"current: {revision}", retry_after=1, causes=[Cause(
+                                   "", "Too large resource version", "ResourceVersionTooLarge")])
         items: list[Event | Obj] = []
         last_key = ""
         more = False
@@ -273,14 +278,18 @@ class Registry:
                            f"Precondition failed: ResourceVersion in precondition: "
                            f"{pre['resourceVersion']}, ResourceVersion in object meta: "
                            f"{obj['metadata']['resourceVersion']}")
+        gc_finalizer = PROPAGATION_FINALIZERS[_propagation(name, options)]
         self._admit("DELETE", kind, None, obj, ctx)
         strategy = self._strategies[kind.resource_id]
         replacement = strategy.on_delete(obj)
-        if replacement is not None or obj["metadata"].get("finalizers"):
+        if replacement is not None or obj["metadata"].get("finalizers") or gc_finalizer:
             if obj["metadata"].get("deletionTimestamp") and replacement is None:
                 return WriteResult(event=current, object=obj)
             new = _copy(replacement or obj)
             meta = new["metadata"]
+            if gc_finalizer and gc_finalizer not in meta.get("finalizers", []):
+                # same as upstream: the garbage collector finishes Orphan/Foreground deletes
+                meta["finalizers"] = [*meta.get("finalizers", []), gc_finalizer]
             if not meta.get("deletionTimestamp"):
                 meta["deletionTimestamp"] = rfc3339(self.store.clock.now())
                 meta["deletionGracePeriodSeconds"] = 0
@@ -449,8 +458,8 @@ class Registry:
                             f"unable to create new content in namespace {namespace} because "
                             "it is being terminated", name=meta.get("name") or "",
                             group=kind.group, kind=kind.plural,
-                            causes=[Cause(namespace, f"namespace {namespace} is currently being "
-                                          "deleted", "NamespaceTerminating")])
+                            causes=[Cause("metadata.namespace", f"namespace {namespace} is "
+                                          "being terminated", "NamespaceTerminating")])
 
     def _validate_meta(self, kind: Kind, meta: Obj) -> list[Cause]:
         causes = names.metadata_name_causes(kind.resource_id, meta.get("name"),
@@ -471,6 +480,27 @@ class Registry:
             if self.store.get(kind.resource_id, namespace, name) is None:
                 return name
         raise ApiError(500, "AlreadyExists", "could not generate a unique name")
+
+
+PROPAGATION_FINALIZERS = {"Background": None, "Orphan": "orphan",
+                          "Foreground": "foregroundDeletion"}
+
+
+def _propagation(name: str, options: Obj) -> str:
+    """The DeleteOptions propagation policy (Background by default), validated like upstream."""
+    policy = options.get("propagationPolicy")
+    orphan = options.get("orphanDependents")
+    if policy is not None and orphan is not None:
+        raise invalid("DeleteOptions", "meta.k8s.io", name, [Cause(
+            "propagationPolicy", f'Invalid value: "{policy}": orphanDependents and '
+            "propagationPolicy cannot both be set")])
+    if policy is None:
+        return "Orphan" if orphan else "Background"
+    if policy not in PROPAGATION_FINALIZERS:
+        raise invalid("DeleteOptions", "meta.k8s.io", name, [Cause(
+            "propagationPolicy", f'Unsupported value: "{policy}": supported values: '
+            '"Foreground", "Background", "Orphan"', "FieldValueNotSupported")])
+    return str(policy)
 
 
 def _spec_of(obj: Obj) -> dict[str, Any]:
@@ -508,9 +538,25 @@ def _encode_continue(revision: int, key: str) -> str:
 
 
 def _decode_continue(token: str) -> tuple[int, str]:
+    """Upstream storage.DecodeContinue, with its errors wrapped as `invalid continue token`."""
     try:
         data = orjson.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-        return int(data["rv"]), str(data["start"])
-    except (ValueError, KeyError, TypeError, binascii.Error, orjson.JSONDecodeError):
-        raise bad_request("continue key is not valid: incorrect encoded start "
-                          "resourceVersion (version meta.k8s.io/v1)") from None
+    except (ValueError, binascii.Error, orjson.JSONDecodeError):
+        data = None
+    if not isinstance(data, dict):
+        raise _bad_continue("continue key is not valid")
+    if data.get("v") != "meta.k8s.io/v1":
+        raise _bad_continue("continue key is not valid: server does not recognize this encoded "
+                            f"version {data.get('v') or ''}")
+    rv, start = data.get("rv"), data.get("start")
+    if not isinstance(rv, int) or isinstance(rv, bool) or rv == 0:
+        raise _bad_continue("continue key is not valid: incorrect encoded start resourceVersion "
+                            "(version meta.k8s.io/v1)")
+    if not isinstance(start, str) or not start:
+        raise _bad_continue("continue key is not valid: encoded start key empty "
+                            "(version meta.k8s.io/v1)")
+    return rv, start
+
+
+def _bad_continue(why: str) -> ApiError:
+    return bad_request(f"invalid continue token: {why}")
