@@ -140,7 +140,8 @@ def unsupported_media_type(content_type: str) -> ApiError:
     """415 UnsupportedMediaType."""
     return ApiError(415, "UnsupportedMediaType",
                     f'the body of the request was in an unknown format - accepted media types '
-                    f'include: application/json, application/yaml (got "{content_type}")')
+                    f'include: application/json, application/yaml, application/vnd.kubernetes.protobuf '
+                    f'(got "{content_type}")')
 
 
 def too_large() -> ApiError:

@@ -89,16 +89,28 @@ class Api:
 
     # ----- identity and options ----------------------------------------------------------
 
-    def context(self, request: web.Request) -> RequestContext:
-        """The caller and the write options of a request."""
+    def context(self, request: web.Request, options: str) -> RequestContext:
+        """The caller and the write options of a request.
+
+        `options` names the upstream options kind (CreateOptions, UpdateOptions, PatchOptions,
+        DeleteOptions) that invalid dryRun/fieldValidation values are reported against, as a
+        422 like upstream's Validate<Verb>Options.
+        """
         q = request.query
-        fv = q.get("fieldValidation", "Warn")
-        if fv not in FIELD_VALIDATION:
-            raise bad_request(f'fieldValidation must be one of "Ignore", "Warn", or "Strict", '
-                              f'got "{fv}"')
+        fv = q.get("fieldValidation", "")
         dry = q.getall("dryRun", [])
+        causes = []
         if any(d != "All" for d in dry):
-            raise bad_request(f"unsupported dryRun values: {dry}; only All is supported")
+            shown = ", ".join(orjson.dumps(d).decode() for d in dry)
+            causes.append(Cause("dryRun", f"Unsupported value: []string{{{shown}}}: supported "
+                                'values: "All"', "FieldValueNotSupported"))
+        if options != "DeleteOptions" and fv not in ("", *FIELD_VALIDATION):
+            causes.append(Cause("fieldValidation", f"Unsupported value: {orjson.dumps(fv).decode()}"
+                                ': supported values: "", "Ignore", "Strict", "Warn"',
+                                "FieldValueNotSupported"))
+        if causes:
+            raise invalid_error(options, "meta.k8s.io", "", causes)
+        fv = fv or "Warn"
         user, groups = request.get("identity", ("system:anonymous", ("system:unauthenticated",)))
         return RequestContext(user=user, groups=groups, field_manager=q.get("fieldManager", ""),
                               field_validation=fv, dry_run=bool(dry),
@@ -298,8 +310,8 @@ class Api:
 
     # ----- writes ------------------------------------------------------------------------
 
-    async def _body(self, request: web.Request, allowed: tuple[str, ...] = BODY_TYPES
-                    ) -> tuple[Any, list[str]] | bytes:
+    async def _body(self, request: web.Request, allowed: tuple[str, ...] = BODY_TYPES,
+                    kind: str | None = None) -> tuple[Any, list[str]] | bytes:
         ctype = request.content_type if request.can_read_body else ""
         if ctype not in allowed:
             raise unsupported_media_type(ctype)
@@ -312,7 +324,7 @@ class Api:
             return raw
         if ctype == protobuf.CONTENT_TYPE:
             return protobuf.decode_protobuf(raw), []
-        return decode_body(raw, ctype or JSON_TYPE)
+        return decode_body(raw, ctype or JSON_TYPE, kind=kind)
 
     async def _respond(self, request: web.Request, result: WriteResult,
                        status: int = 200) -> web.Response:
@@ -325,22 +337,22 @@ class Api:
 
     async def create(self, request: web.Request, t: Target) -> web.Response:
         """POST to a collection."""
-        ctx = self.context(request)
-        body = await self._body(request)
+        ctx = self.context(request, "CreateOptions")
+        body = await self._body(request, kind=t.kind.kind)
         result = self.registry.create(t.kind, t.namespace or "", body, ctx)
         return await self._respond(request, result, 201)
 
     async def update(self, request: web.Request, t: Target) -> web.Response:
         """PUT an object or subresource."""
-        ctx = self.context(request)
-        body = await self._body(request)
+        ctx = self.context(request, "UpdateOptions")
+        body = await self._body(request, kind=t.kind.kind)
         result = self.registry.update(t.kind, t.namespace or "", t.name, body, ctx,
                                       t.subresource)
         return await self._respond(request, result)
 
     async def patch(self, request: web.Request, t: Target) -> web.Response:
         """PATCH with any of the four patch types."""
-        ctx = self.context(request)
+        ctx = self.context(request, "PatchOptions")
         raw = await self._body(request, PATCH_TYPES)
         assert isinstance(raw, bytes)
         result = self.registry.patch(t.kind, t.namespace or "", t.name, request.content_type,
@@ -363,7 +375,7 @@ class Api:
 
     async def delete(self, request: web.Request, t: Target) -> web.Response:
         """DELETE an object."""
-        ctx = self.context(request)
+        ctx = self.context(request, "DeleteOptions")
         options = await self._delete_options(request)
         if options.get("dryRun"):
             ctx = RequestContext(**{**ctx.__dict__, "dry_run": True})
@@ -372,7 +384,7 @@ class Api:
 
     async def delete_collection(self, request: web.Request, t: Target) -> web.Response:
         """DELETE a collection (with selectors)."""
-        ctx = self.context(request)
+        ctx = self.context(request, "DeleteOptions")
         options = await self._delete_options(request)
         results = self.registry.delete_collection(
             t.kind, t.namespace, ctx, predicate=self._predicate(request, t.kind),
@@ -384,7 +396,7 @@ class Api:
 
     async def bind(self, request: web.Request, t: Target) -> web.Response:
         """POST pods/NAME/binding: set spec.nodeName once."""
-        ctx = self.context(request)
+        ctx = self.context(request, "CreateOptions")
         body = await self._body(request)
         binding = body[0] if isinstance(body, tuple) else None
         target = (binding or {}).get("target") or {}
