@@ -139,9 +139,9 @@ def method_not_allowed(message: str = "the server does not allow this method on 
 def unsupported_media_type(content_type: str) -> ApiError:
     """415 UnsupportedMediaType."""
     return ApiError(415, "UnsupportedMediaType",
-                    f'the body of the request was in an unknown format - accepted media types '
-                    f'include: application/json, application/yaml, application/vnd.kubernetes.protobuf '
-                    f'(got "{content_type}")')
+                    'the body of the request was in an unknown format - accepted media types '
+                    'include: application/json, application/yaml, '
+                    f'application/vnd.kubernetes.protobuf (got "{content_type}")')
 
 
 def too_large() -> ApiError:
