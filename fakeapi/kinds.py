@@ -7,7 +7,9 @@ the HTTP layer.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+
+from fakeapi.features import FeatureGates, GateReader
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 STATUS_VERBS = ("get", "patch", "update")
@@ -28,6 +30,8 @@ class Kind:
     verbs: tuple[str, ...] = ALL_VERBS
     feature_gate: str | None = None
     has_generation: bool = True
+    returns_deleted: bool = False
+    """DELETE answers with the deleted object (upstream ReturnDeletedObject), else a Status."""
 
     @property
     def singular(self) -> str:
@@ -62,6 +66,8 @@ def _k(group: str, version: str, kind: str, plural: str, namespaced: bool, **kw:
 RESOURCE = "resource.k8s.io"
 SCHEDULING = "scheduling.k8s.io"
 RBAC = "rbac.authorization.k8s.io"
+AUTHENTICATION = "authentication.k8s.io"
+AUTHORIZATION = "authorization.k8s.io"
 
 KINDS: tuple[Kind, ...] = (
     _k("", "v1", "Namespace", "namespaces", False, short_names=("ns",),
@@ -70,19 +76,25 @@ KINDS: tuple[Kind, ...] = (
     _k("", "v1", "Node", "nodes", False, short_names=("no",), subresources=("status",),
        has_generation=False),
     _k("", "v1", "Pod", "pods", True, short_names=("po",), categories=("all",),
-       subresources=("status", "binding")),
+       subresources=("status", "binding"), returns_deleted=True),
     _k("", "v1", "Event", "events", True, short_names=("ev",), has_generation=False),
     _k("", "v1", "ServiceAccount", "serviceaccounts", True, short_names=("sa",),
-       has_generation=False),
+       has_generation=False, returns_deleted=True),
     _k("", "v1", "ConfigMap", "configmaps", True, short_names=("cm",), has_generation=False),
     _k("coordination.k8s.io", "v1", "Lease", "leases", True, has_generation=False),
-    _k(RESOURCE, "v1", "DeviceClass", "deviceclasses", False),
-    _k(RESOURCE, "v1", "ResourceClaim", "resourceclaims", True, subresources=("status",)),
-    _k(RESOURCE, "v1", "ResourceClaimTemplate", "resourceclaimtemplates", True),
-    _k(RESOURCE, "v1", "ResourceSlice", "resourceslices", False),
-    _k(RESOURCE, "v1", "DeviceTaintRule", "devicetaintrules", False, subresources=("status",)),
+    _k(RESOURCE, "v1", "DeviceClass", "deviceclasses", False,
+       returns_deleted=True),
+    _k(RESOURCE, "v1", "ResourceClaim", "resourceclaims", True, subresources=("status",),
+       returns_deleted=True),
+    _k(RESOURCE, "v1", "ResourceClaimTemplate", "resourceclaimtemplates", True,
+       returns_deleted=True),
+    _k(RESOURCE, "v1", "ResourceSlice", "resourceslices", False,
+       returns_deleted=True),
+    _k(RESOURCE, "v1", "DeviceTaintRule", "devicetaintrules", False, subresources=("status",),
+       feature_gate="DRADeviceTaintRules"),
     _k(RESOURCE, "v1alpha3", "ResourcePoolStatusRequest", "resourcepoolstatusrequests", False,
-       subresources=("status",), feature_gate="DRAResourcePoolStatus"),
+       subresources=("status",), feature_gate="DRAResourcePoolStatus",
+       returns_deleted=True),
     _k(SCHEDULING, "v1beta1", "PodGroup", "podgroups", True, subresources=("status",),
        feature_gate="GenericWorkload"),
     _k(SCHEDULING, "v1beta1", "Workload", "workloads", True, feature_gate="GenericWorkload"),
@@ -92,6 +104,14 @@ KINDS: tuple[Kind, ...] = (
     _k(RBAC, "v1", "ClusterRole", "clusterroles", False, has_generation=False),
     _k(RBAC, "v1", "RoleBinding", "rolebindings", True, has_generation=False),
     _k(RBAC, "v1", "ClusterRoleBinding", "clusterrolebindings", False, has_generation=False),
+    # Create-only reviews, answered by fakeapi.reviews and never stored.
+    *(_k(group, "v1", kind, kind.lower() + "s", namespaced, verbs=("create",),
+         has_generation=False) for group, kind, namespaced in (
+        (AUTHENTICATION, "SelfSubjectReview", False),
+        (AUTHORIZATION, "LocalSubjectAccessReview", True),
+        (AUTHORIZATION, "SelfSubjectAccessReview", False),
+        (AUTHORIZATION, "SelfSubjectRulesReview", False),
+        (AUTHORIZATION, "SubjectAccessReview", False))),
 )
 
 
@@ -126,7 +146,12 @@ class KindTable:
         return [k for k in self.kinds if k.group_version == (group, version)]
 
 
-def served_kinds(gates: dict[str, bool] | None = None) -> KindTable:
-    """The kind table with rows whose feature gate is explicitly off left out."""
-    gates = gates or {}
-    return KindTable(k for k in KINDS if not k.feature_gate or gates.get(k.feature_gate, True))
+def served_kinds(gates: GateReader | Mapping[str, bool] | None = None) -> KindTable:
+    """The kinds a server with these gates serves (a mapping: overrides of the 1.37 defaults).
+
+    Without gates: every row, as docs and schema tests want the whole table.
+    """
+    if gates is None:
+        return KindTable(KINDS)
+    reader = FeatureGates(gates) if isinstance(gates, Mapping) else gates
+    return KindTable(k for k in KINDS if not k.feature_gate or reader.enabled(k.feature_gate))

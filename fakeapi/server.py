@@ -16,7 +16,17 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from fakeapi import KUBERNETES_VERSION, discovery, openapi, protobuf, selectors, tables
+from fakeapi import (
+    KUBERNETES_VERSION,
+    authn,
+    authz,
+    discovery,
+    openapi,
+    protobuf,
+    reviews,
+    selectors,
+    tables,
+)
 from fakeapi.cluster import Cluster
 from fakeapi.decode import decode_body
 from fakeapi.errors import (
@@ -29,7 +39,7 @@ from fakeapi.errors import (
 )
 from fakeapi.errors import invalid as invalid_error
 from fakeapi.kinds import Kind
-from fakeapi.log import Event
+from fakeapi.log import DELETED, Event
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import ListResult, WriteResult, item_object, item_raw
 from fakeapi.watch import WatchSpec, stream
@@ -111,8 +121,9 @@ class Api:
         if causes:
             raise invalid_error(options, "meta.k8s.io", "", causes)
         fv = fv or "Warn"
-        user, groups = request.get("identity", ("system:anonymous", ("system:unauthenticated",)))
-        return RequestContext(user=user, groups=groups, field_manager=q.get("fieldManager", ""),
+        user: authn.UserInfo = request.get("user", authn.ANONYMOUS)
+        return RequestContext(user=user.name, groups=user.groups, uid=user.uid, extra=user.extra,
+                              verb=request.get("verb", ""), field_manager=q.get("fieldManager", ""),
                               field_validation=fv, dry_run=bool(dry),
                               user_agent=request.headers.get("User-Agent", ""),
                               force=q.get("force", "") in ("true", "1"))
@@ -156,6 +167,8 @@ class Api:
         target = self.resolve(parts)
         if target is None:
             raise not_found_path()
+        if target.kind.resource_id in reviews.HANDLERS:
+            return await self.review(request, target)
         method = request.method
         if not target.name:
             if method == "GET":
@@ -312,7 +325,8 @@ class Api:
 
     async def _body(self, request: web.Request, allowed: tuple[str, ...] = BODY_TYPES,
                     kind: str | None = None) -> tuple[Any, list[str]] | bytes:
-        ctype = request.content_type if request.can_read_body else ""
+        # same as upstream: a body without Content-Type is read as JSON
+        ctype = request.content_type if request.headers.get("Content-Type") else ""
         if ctype not in allowed:
             raise unsupported_media_type(ctype)
         if request.content_length is not None and request.content_length > MAX_BODY:
@@ -380,6 +394,16 @@ class Api:
         if options.get("dryRun"):
             ctx = RequestContext(**{**ctx.__dict__, "dry_run": True})
         result = self.registry.delete(t.kind, t.namespace or "", t.name, ctx, options)
+        deleted = result.event is None or result.event.type == DELETED
+        if deleted and not t.kind.returns_deleted:
+            # same as upstream: kinds without ReturnDeletedObject answer a success Status
+            await self._respond(request, result)
+            uid = result.object["metadata"].get("uid")
+            details = {"name": t.name, "group": t.kind.group, "kind": t.kind.plural, "uid": uid}
+            if not t.kind.group:
+                del details["group"]
+            return _json({"kind": "Status", "apiVersion": "v1", "metadata": {},
+                          "status": "Success", "details": details})
         return await self._respond(request, result)
 
     async def delete_collection(self, request: web.Request, t: Target) -> web.Response:
@@ -393,6 +417,16 @@ class Api:
         body = orjson.dumps({"kind": f"{t.kind.kind}List", "apiVersion": t.kind.api_version,
                              "metadata": {"resourceVersion": str(self.cluster.store.revision)}})
         return _raw(body[:-1] + b',"items":[' + b",".join(r.raw for r in results) + b"]}")
+
+    async def review(self, request: web.Request, t: Target) -> web.Response:
+        """POST a review kind: answered from the authorizer, nothing stored."""
+        if request.method != "POST" or t.name:
+            raise method_not_allowed()
+        body = await self._body(request)
+        value = body[0] if isinstance(body, tuple) else None
+        user = request.get("user", authn.ANONYMOUS)
+        return _json(reviews.review(t.kind, value, user, self.cluster.authorizer,
+                                    t.namespace or ""), 201)
 
     async def bind(self, request: web.Request, t: Target) -> web.Response:
         """POST pods/NAME/binding: set spec.nodeName once."""
@@ -459,6 +493,12 @@ async def health(request: web.Request) -> web.Response:
     return web.Response(text="ok")
 
 
+async def metrics(request: web.Request) -> web.Response:
+    """/metrics: the gates in effect, as upstream's `kubernetes_feature_enabled` gauge."""
+    return web.Response(body=request.app[CLUSTER].gates.metrics_text().encode(),
+                        headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"})
+
+
 def openapi_handlers(cluster: Cluster) -> tuple[Callable[..., Any], Callable[..., Any]]:
     """Handlers for /openapi/v3 and /openapi/v3/<path>."""
 
@@ -480,15 +520,24 @@ def openapi_handlers(cluster: Cluster) -> tuple[Callable[..., Any], Callable[...
     return index, document
 
 
-def create_app(cluster: Cluster, *, identify: Callable[[web.Request], Any] | None = None
+def create_app(cluster: Cluster, *, authenticator: authn.Authenticator | None = None
                ) -> web.Application:
-    """The aiohttp application serving one cluster."""
+    """The aiohttp application serving one cluster.
+
+    Every request is authenticated (without an authenticator everyone is the unsecured
+    superuser), may impersonate, and is authorized by RBAC before it is routed.
+    """
+    auth = authenticator or authn.Authenticator(fallback=authn.UNSECURED)
 
     @web.middleware
     async def guard(request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
-        if identify is not None:
-            request["identity"] = identify(request)
         try:
+            user = authz.impersonate(cluster.authorizer, auth.authenticate(request),
+                                     request.headers)
+            attrs = authz.request_attributes(user, request.method, request.path, request.query)
+            authz.check(cluster.authorizer, attrs)
+            request["user"] = user
+            request["verb"] = attrs.verb
             return await handler(request)
         except ApiError as e:
             return error_response(e)
@@ -509,6 +558,7 @@ def create_app(cluster: Cluster, *, identify: Callable[[web.Request], Any] | Non
     api = Api(cluster)
     index, document = openapi_handlers(cluster)
     app.router.add_get("/version", version)
+    app.router.add_get("/metrics", metrics)
     for path in ("/healthz", "/livez", "/readyz"):
         app.router.add_get(path, health)
     app.router.add_get("/openapi/v3", index)

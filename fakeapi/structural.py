@@ -16,6 +16,7 @@ objects, so the walk is a dict lookup and a type test per field.
 
 from __future__ import annotations
 
+import datetime
 import functools
 import re
 from collections.abc import Sequence
@@ -554,7 +555,7 @@ class _Checker:
         err = time_error(v, node.layout)
         if err is not None:
             raise _Fatal(err)
-        return v
+        return _canonical_time(v, node.layout)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -564,7 +565,21 @@ def _quantity_ok(text: str) -> bool:
 
 @functools.lru_cache(maxsize=4096)
 def _time_ok(text: str, layout: str) -> bool:
-    return time_error(text, layout) is None
+    return time_error(text, layout) is None and _canonical_time(text, layout) == text
+
+
+@functools.lru_cache(maxsize=4096)
+def _canonical_time(text: str, layout: str) -> str:
+    """Same as upstream's round trip through metav1.Time: UTC, `Z`, whole seconds
+    (MicroTime keeps six fraction digits)."""
+    try:
+        t = datetime.datetime.fromisoformat(text.replace("z", "Z").replace("Z", "+00:00"))
+    except ValueError:
+        return text  # valid for Go but not for Python (e.g. leap second): keep as sent
+    t = t.astimezone(datetime.UTC)
+    if layout == RFC3339_MICRO:
+        return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _valid(v: Any, node: _Node) -> bool:

@@ -20,6 +20,7 @@ import orjson
 from fakeapi import apply as ssa
 from fakeapi import names, structural
 from fakeapi.clock import rfc3339
+from fakeapi.dropfields import drop_disabled_fields
 from fakeapi.errors import (
     ApiError,
     Cause,
@@ -219,6 +220,7 @@ class Registry:
                 "FieldValueRequired")])
         causes = self._validate_meta(kind, meta)
         strategy = self._strategies[kind.resource_id]
+        drop_disabled_fields(kind.resource_id, obj, None, self.env.gates)
         strategy.prepare_for_create(obj, ctx)
         causes += strategy.validate(obj, ctx)
         if causes:
@@ -332,6 +334,7 @@ class Registry:
         rv = meta.get("resourceVersion")
         if rv and rv != old_meta["resourceVersion"]:
             raise conflict(kind.plural, kind.group, name)
+        drop_disabled_fields(kind.resource_id, obj, old, self.env.gates, subresource)
         if subresource:
             sub = subresource_strategy_for(kind, subresource, self.env)
             sub.prepare_for_update(obj, old, ctx)
@@ -379,6 +382,9 @@ class Registry:
         if cmeta.get("name") not in (None, name):
             raise bad_request(f"the name of the object ({cmeta.get('name')}) does not match "
                               f"the name on the URL ({name})")
+        if kind.namespaced and cmeta.get("namespace") not in (None, "", namespace):
+            raise bad_request("the namespace of the provided object does not match the "
+                              "namespace sent on the request")
         if not ctx.field_manager:
             raise bad_request("PATCH, application/apply-patch+yaml requires fieldManager to be "
                               "set")
@@ -431,9 +437,9 @@ class Registry:
         schema = self._schema(kind)
         if schema is None:
             return obj, structural.check_duplicates(duplicates, mode, kind=kind.kind,
-                                                    version=kind.api_version)
+                                                    version=kind.version)
         return structural.check(obj, schema, mode=mode, duplicates=duplicates, kind=kind.kind,
-                                version=kind.api_version)
+                                version=kind.version)
 
     def _schema(self, kind: Kind) -> Obj | None:
         return self.schemas.for_gvk(kind.group, kind.version, kind.kind)
