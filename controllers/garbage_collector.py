@@ -32,7 +32,7 @@ class GarbageCollector:
     async def run(self) -> None:
         """Watch every served kind; process owner uids whose state changed."""
         watchers = [asyncio.create_task(self._watch(k.resource_id))
-                    for k in self.client.cluster.kinds.kinds]
+                    for k in self.client.cluster.kinds.kinds if "watch" in k.verbs]
         pending: set[str] = set()
         try:
             while True:

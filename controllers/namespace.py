@@ -46,7 +46,7 @@ class NamespaceController:
         """One pass: delete contents; finalize when nothing is left. True when finalized."""
         remaining = 0
         for kind in self.client.cluster.kinds.kinds:
-            if not kind.namespaced:
+            if not kind.namespaced or "list" not in kind.verbs:
                 continue
             for obj in await self.client.list(kind.resource_id, name):
                 remaining += 1

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from fakeapi import authn, features
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.kubeconfig import write_kubeconfig
 from fakeapi.server import create_app
@@ -20,14 +21,20 @@ log = logging.getLogger("fakeapi")
 
 
 def parse_feature_gates(text: str) -> dict[str, bool]:
-    """`A=true,B=false` → {"A": True, "B": False} (same syntax as kube-apiserver)."""
-    gates: dict[str, bool] = {}
-    for item in filter(None, (p.strip() for p in text.split(","))):
-        name, sep, value = item.partition("=")
-        if not sep or value.lower() not in ("true", "false"):
-            raise argparse.ArgumentTypeError(f"invalid feature gate {item!r}: want NAME=true|false")
-        gates[name.strip()] = value.lower() == "true"
-    return gates
+    """`A=true,B=false` → {"A": True, "B": False}, refused as kube-apiserver refuses it."""
+    try:
+        return features.parse_feature_gates(text)
+    except features.FeatureGateError as e:
+        raise argparse.ArgumentTypeError(f'invalid argument "{text}" for "--feature-gates" '
+                                         f"flag: {e}") from None
+
+
+def parse_token_file(path: str) -> dict[str, authn.UserInfo]:
+    """`--token-auth-file`: kube-apiserver's static token CSV (token,user,uid,"groups")."""
+    try:
+        return authn.load_token_file(Path(path))
+    except authn.TokenFileError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,6 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--kubeconfig", type=Path, help="write an admin kubeconfig here")
     serve.add_argument("--feature-gates", type=parse_feature_gates, default={})
     serve.add_argument("--http", action="store_true", help="plain HTTP instead of HTTPS")
+    serve.add_argument("--token-auth-file", type=parse_token_file, default={}, metavar="PATH",
+                       help="bearer tokens: CSV lines token,user,uid,\"group1,group2\"")
     serve.add_argument("--seed", type=int, help="deterministic names and UIDs")
     serve.add_argument("--log-level", default="WARNING")
     return parser
@@ -52,25 +61,25 @@ async def serve(args: argparse.Namespace) -> int:
                                     seed=args.seed))
     state_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="fakeapi-"))
     ssl_context = None
-    identify = None
     pki = None
     if args.http:
-        def identify(request: web.Request) -> tuple[str, tuple[str, ...]]:
-            return ("system:unsecured", ("system:masters", "system:authenticated"))
+        # plain HTTP: no certificates; without a bearer token everyone is the superuser
+        authenticator = authn.Authenticator(tokens=args.token_auth_file,
+                                            fallback=authn.UNSECURED)
     else:
         from fakeapi.tls import ensure_pki, identity_from_peercert, server_ssl_context
 
         pki = ensure_pki(state_dir / "pki", hosts=("localhost", "127.0.0.1", "::1", args.host))
         ssl_context = server_ssl_context(pki)
 
-        def identify(request: web.Request) -> tuple[str, tuple[str, ...]]:
-            ident = identity_from_peercert(request.transport.get_extra_info("peercert")
-                                           if request.transport else None)
-            if ident is None:
-                return ("system:anonymous", ("system:unauthenticated",))
-            return (ident[0], tuple(ident[1]) + ("system:authenticated",))
+        def certificate(request: web.Request) -> tuple[str, tuple[str, ...]] | None:
+            return identity_from_peercert(request.transport.get_extra_info("peercert")
+                                          if request.transport else None)
 
-    app = create_app(cluster, identify=identify)
+        authenticator = authn.Authenticator(tokens=args.token_auth_file,
+                                            certificate=certificate)
+
+    app = create_app(cluster, authenticator=authenticator)
     runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=2)
     await runner.setup()
     site = web.TCPSite(runner, args.host, args.port, ssl_context=ssl_context, backlog=1024)

@@ -1,20 +1,23 @@
 """The in-process API client: how the scheduler, controllers and kubelets talk to the cluster.
 
 It goes through the same registry path as HTTP requests (same validation, defaulting,
-optimistic concurrency), acts under its own identity, and returns plain dicts that the
-caller owns.
+optimistic concurrency, RBAC for its identity), acts under its own identity, and returns
+plain dicts that the caller owns.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import dataclasses
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from fakeapi import selectors
+from fakeapi import authz, selectors
+from fakeapi.authn import AUTHENTICATED, UserInfo
 from fakeapi.errors import ApiError
 from fakeapi.kinds import Kind
+from fakeapi.rbac import Attributes
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import WriteResult, item_object
 from fakeapi.watch import WatchSpec, stream
@@ -38,11 +41,22 @@ def _copy(obj: Any) -> Any:
 class Client:
     """Async CRUD and watch on resources named by id (`pods`, `resourceclaims.resource.k8s.io`)."""
 
-    def __init__(self, *, cluster: Cluster, user: str, groups: tuple[str, ...] = ()) -> None:
+    def __init__(self, *, cluster: Cluster, user: str, groups: tuple[str, ...] = (),
+                 extra: Mapping[str, tuple[str, ...]] | None = None) -> None:
         self.cluster = cluster
         self.user = user
-        self._ctx = RequestContext(user=user, groups=groups + ("system:authenticated",),
+        self.info = UserInfo(user, groups=(*groups, AUTHENTICATED), extra=dict(extra or {}))
+        self._ctx = RequestContext(user=user, groups=self.info.groups, extra=self.info.extra,
                                    field_manager=user.rsplit(":", 1)[-1])
+
+    def _authorize(self, verb: str, kind: Kind, namespace: str | None, name: str = "",
+                   subresource: str = "") -> RequestContext:
+        """RBAC for one call (403 like an HTTP client gets); the context carries the verb."""
+        authz.check(self.cluster.authorizer, Attributes(
+            user=self.info, verb=verb, api_group=kind.group, api_version=kind.version,
+            namespace=namespace or "", resource=kind.plural, subresource=subresource,
+            name=name))
+        return dataclasses.replace(self._ctx, verb=verb)
 
     def kind(self, resource: str) -> Kind:
         """The kind served under a resource id (404 when not served)."""
@@ -58,12 +72,15 @@ class Client:
 
     async def get(self, resource: str, name: str, namespace: str = "") -> Obj:
         """GET one object."""
-        return _copy(self.cluster.registry.get(self.kind(resource), namespace, name).object)
+        kind = self.kind(resource)
+        self._authorize("get", kind, namespace, name)
+        return _copy(self.cluster.registry.get(kind, namespace, name).object)
 
     async def list(self, resource: str, namespace: str | None = None, *,
                    label_selector: str = "", field_selector: str = "") -> list[Obj]:
         """LIST objects (all namespaces when namespace is None)."""
         kind = self.kind(resource)
+        self._authorize("list", kind, namespace)
         pred = selectors.predicate(label_selector, field_selector, kind.resource_id)
         page = self.cluster.registry.list(kind, namespace, predicate=pred)
         return [_copy(item_object(i)) for i in page.items]
@@ -71,24 +88,30 @@ class Client:
     async def create(self, resource: str, obj: Obj, namespace: str = "") -> Obj:
         """CREATE; the namespace defaults to the object's."""
         ns = namespace or obj.get("metadata", {}).get("namespace", "")
-        result = self.cluster.registry.create(self.kind(resource), ns, _copy(obj), self._ctx)
+        kind = self.kind(resource)
+        ctx = self._authorize("create", kind, ns)
+        result = self.cluster.registry.create(kind, ns, _copy(obj), ctx)
         return await self._done(result)
 
     async def update(self, resource: str, obj: Obj, *, subresource: str = "") -> Obj:
         """UPDATE (PUT) the whole object or one subresource; 409 on a stale resourceVersion."""
         meta = obj["metadata"]
-        result = self.cluster.registry.update(self.kind(resource), meta.get("namespace", ""),
-                                              meta["name"], _copy(obj), self._ctx, subresource)
+        kind = self.kind(resource)
+        ctx = self._authorize("update", kind, meta.get("namespace", ""), meta["name"],
+                              subresource)
+        result = self.cluster.registry.update(kind, meta.get("namespace", ""), meta["name"],
+                                              _copy(obj), ctx, subresource)
         return await self._done(result)
 
     async def patch(self, resource: str, name: str, patch: Any, *, namespace: str = "",
                     patch_type: str = "merge", subresource: str = "",
                     force: bool = False) -> Obj:
         """PATCH with `merge`, `strategic`, `json` or `apply` (server-side apply)."""
-        ctx = self._ctx
+        kind = self.kind(resource)
+        ctx = self._authorize("patch", kind, namespace, name, subresource)
         if force:
-            ctx = RequestContext(**{**ctx.__dict__, "force": True})
-        result = self.cluster.registry.patch(self.kind(resource), namespace, name,
+            ctx = dataclasses.replace(ctx, force=True)
+        result = self.cluster.registry.patch(kind, namespace, name,
                                              PATCH_TYPES[patch_type], orjson.dumps(patch), ctx,
                                              subresource)
         return await self._done(result)
@@ -97,8 +120,9 @@ class Client:
                      propagation_policy: str | None = None) -> Obj:
         """DELETE (marks objects that have finalizers); policy Background/Foreground/Orphan."""
         options = {"propagationPolicy": propagation_policy} if propagation_policy else None
-        result = self.cluster.registry.delete(self.kind(resource), namespace, name, self._ctx,
-                                              options)
+        kind = self.kind(resource)
+        ctx = self._authorize("delete", kind, namespace, name)
+        result = self.cluster.registry.delete(kind, namespace, name, ctx, options)
         return await self._done(result)
 
     async def watch(self, resource: str, namespace: str | None = None, *,
@@ -107,6 +131,7 @@ class Client:
                     ) -> AsyncIterator[tuple[str, Obj]]:
         """Watch events as (type, object) pairs; from now with synthetic ADDED when rv is ''."""
         kind = self.kind(resource)
+        self._authorize("watch", kind, namespace)
         pred = selectors.predicate(label_selector, field_selector, kind.resource_id)
         spec = WatchSpec(kind=kind, namespace=namespace, resource_version=resource_version,
                          predicate=pred, timeout=timeout)

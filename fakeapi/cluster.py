@@ -1,7 +1,8 @@
 """One emulated cluster: the log, the store, the registry and the in-process components.
 
 The HTTP server and every in-process component (controllers, and later the scheduler and
-kubelets) share one `Cluster`. Components reach it only through `Cluster.client()`.
+kubelets) share one `Cluster`. Components reach it only through `Cluster.client()`, as
+service accounts that RBAC authorizes (the bootstrap policy binds their roles).
 """
 
 from __future__ import annotations
@@ -10,9 +11,18 @@ import asyncio
 import dataclasses
 import logging
 import random
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fakeapi import authz, rbac
+from fakeapi.authn import (
+    MASTERS,
+    NODE_NAME_KEY,
+    service_account_groups,
+    service_account_username,
+    split_service_account,
+)
 from fakeapi.clock import Clock, RealClock
 from fakeapi.features import FeatureGates
 from fakeapi.kinds import KindTable, served_kinds
@@ -47,7 +57,8 @@ class Cluster:
     def __init__(self, config: ClusterConfig, *, clock: Clock | None = None) -> None:
         self.config = config
         self.clock = clock or RealClock()
-        self.kinds: KindTable = served_kinds(config.feature_gates)
+        self.gates = FeatureGates(config.feature_gates)  # FeatureGateError: refuse to start
+        self.kinds: KindTable = served_kinds(self.gates)
         self.wal = None
         records: list[bytes] = []
         if config.data_dir is not None:
@@ -59,10 +70,14 @@ class Cluster:
         self.store = Store(log=self.log, clock=self.clock)
         self.store.replay(records)
         rng = random.Random(config.seed) if config.seed is not None else random.Random()
-        self.gates = FeatureGates(config.feature_gates)
         self.registry = Registry(store=self.store, kinds=self.kinds, rng=rng, gates=self.gates)
         self._tasks: list[asyncio.Task[None]] = []
+        self.authorizer = rbac.Authorizer.for_store(self.store)
+        self.registry.admission.append(authz.claim_status_admission(self.authorizer,
+                                                                    self.gates))
+        self.registry.admission.append(authz.rbac_escalation_admission(self.authorizer))
         self._seed_namespaces()
+        self._seed_rbac()
 
     def _seed_namespaces(self) -> None:
         ns_kind = self.kinds.by_resource("", "v1", "namespaces")
@@ -72,19 +87,52 @@ class Cluster:
             if self.store.get("namespaces", "", name) is None:
                 self.registry.create(ns_kind, "", {"metadata": {"name": name}}, ctx)
 
-    def client(self, identity: str, groups: tuple[str, ...] = ()) -> Client:
-        """An in-process API client acting as `identity` (named in every event it causes)."""
+    def _seed_rbac(self) -> None:
+        """The bootstrap ClusterRoles and ClusterRoleBindings (missing ones are recreated)."""
+        ctx = RequestContext(user=SYSTEM_ACTOR, field_manager="fakeapi")
+        # Their UIDs come from a source of their own, so seeded names and UIDs of everything
+        # else stay as they were.
+        shared, self.registry.rng = self.registry.rng, random.Random(
+            None if self.config.seed is None else f"rbac-bootstrap-{self.config.seed}")
+        try:
+            for resource, objects in ((rbac.CLUSTER_ROLES, rbac.bootstrap_cluster_roles()),
+                                      (rbac.CLUSTER_ROLE_BINDINGS,
+                                       rbac.bootstrap_cluster_role_bindings())):
+                kind = self.kinds.by_id(resource)
+                assert kind is not None
+                for obj in objects:
+                    if self.store.get(resource, "", obj["metadata"]["name"]) is None:
+                        self.registry.create(kind, "", obj, ctx)
+        finally:
+            self.registry.rng = shared
+
+    def client(self, identity: str, groups: tuple[str, ...] | None = None, *,
+               extra: Mapping[str, tuple[str, ...]] | None = None) -> Client:
+        """An in-process API client acting as `identity` (named in every event it causes).
+
+        Every call is authorized by RBAC. A service account (`system:serviceaccount:NS:NAME`)
+        gets its groups; any other identity given without groups is a privileged loopback
+        client (system:masters), as kube-apiserver's own client is.
+        """
         from fakeapi.client import Client
 
-        return Client(cluster=self, user=identity, groups=groups)
+        if groups is None:
+            sa = split_service_account(identity)
+            groups = service_account_groups(sa[0]) if sa else (MASTERS,)
+        return Client(cluster=self, user=identity, groups=groups, extra=extra)
+
+    def component_client(self, name: str, *, node: str | None = None) -> Client:
+        """The client of an emulator component: service account kube-system/NAME (its role is
+        in `rbac.COMPONENT_ROLES`), bound to `node` through the node-name extra if given."""
+        return self.client(service_account_username(rbac.COMPONENT_NAMESPACE, name),
+                           extra={NODE_NAME_KEY: (node,)} if node else None)
 
     async def start(self) -> None:
         """Start the in-process controllers."""
         from controllers.garbage_collector import GarbageCollector
         from controllers.namespace import NamespaceController
 
-        ns = NamespaceController(client=self.client("system:serviceaccount:kube-system:"
-                                                    "namespace-controller"))
+        ns = NamespaceController(client=self.component_client("namespace-controller"))
         gc = GarbageCollector(client=self.client("system:serviceaccount:kube-system:"
                                                  "generic-garbage-collector"))
         self._tasks.append(asyncio.create_task(ns.run(), name="namespace-controller"))

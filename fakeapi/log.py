@@ -79,6 +79,14 @@ def _rev(e: Event) -> int:
     return e.revision
 
 
+_TIMED_OUT = object()
+
+
+def _expire(fut: asyncio.Future[object]) -> None:
+    if not fut.done():
+        fut.set_result(_TIMED_OUT)
+
+
 class CompactedError(Exception):
     """A revision older than the retained window was asked for."""
 
@@ -98,7 +106,8 @@ class EventLog:
         self._first = 1  # revision of _events[0]
         self.revision = 0
         self._by_resource: dict[str, list[Event]] = {}
-        self._waiters: dict[str, list[asyncio.Future[None]]] = {}
+        self._compacted_change: dict[str, int] = {}  # newest compacted event per resource
+        self._waiters: dict[str, list[asyncio.Future[object]]] = {}
         self._wal_seq = 0
 
     @property
@@ -137,9 +146,10 @@ class EventLog:
         self._first = revision + 1
         for e in dropped:
             e.prev = None  # snapshots before the window are Expired: old versions may go
-        for events in self._by_resource.values():
+        for resource, events in self._by_resource.items():
             i = bisect.bisect_right(events, revision, key=_rev)
             if i:
+                self._compacted_change[resource] = events[i - 1].revision
                 del events[:i]
 
     def since(self, revision: int) -> list[Event]:
@@ -159,18 +169,32 @@ class EventLog:
         return events[i:]
 
     def last_change(self, resource: str) -> int:
-        """Revision of the newest retained event of a resource (0 if none retained)."""
+        """Revision of the newest event of a resource, retained or compacted (0 if none)."""
         events = self._by_resource.get(resource)
-        return events[-1].revision if events else 0
+        if events:
+            return events[-1].revision
+        return self._compacted_change.get(resource, 0)
 
     async def wait(self, resource: str, timeout: float | None) -> None:
-        """Wait for the next event of `resource` (or the timeout)."""
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        """Wait for the next event of `resource` (or the timeout).
+
+        A plain `await` on the future, not `asyncio.wait_for`: on Python 3.11 `wait_for`
+        swallows a cancellation that arrives together with the wake-up (as at shutdown, when
+        `wake_all` and `Task.cancel` land in the same loop iteration), and the watch lives on.
+        """
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[object] = loop.create_future()
         self._waiters.setdefault(resource, []).append(fut)
+        timer = loop.call_later(timeout, _expire, fut) if timeout is not None else None
         try:
-            await asyncio.wait_for(fut, timeout)
-        except TimeoutError:
-            pass
+            await fut
+        finally:
+            if timer is not None:
+                timer.cancel()
+            if fut.cancelled() or fut.result() is _TIMED_OUT:  # still listed: unlist it
+                waiters = self._waiters.get(resource)
+                if waiters and fut in waiters:
+                    waiters.remove(fut)
 
     def wake_all(self) -> None:
         """Wake every waiter (used at shutdown so watch streams end promptly)."""

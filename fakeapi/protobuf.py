@@ -612,6 +612,33 @@ _OTHER_GROUPS: dict[str, dict[int, Field]] = {
     },
     "BoundObjectReference": {1: s("kind"), 2: s("apiVersion"), 3: s("name"), 4: s("uid")},
     "TokenRequestStatus": {1: s("token", KEEP), 2: t("expirationTimestamp")},
+    # authorization.k8s.io/v1 and authentication.k8s.io/v1 reviews (`kubectl auth`); the
+    # status is the server's to fill, and field/label selector attributes are not read
+    "SelfSubjectAccessReview": {
+        1: m("metadata", "ObjectMeta"), 2: m("spec", "SelfSubjectAccessReviewSpec"),
+    },
+    "SelfSubjectAccessReviewSpec": {
+        1: m("resourceAttributes", "ResourceAttributes"),
+        2: m("nonResourceAttributes", "NonResourceAttributes"),
+    },
+    "ResourceAttributes": {
+        1: s("namespace"), 2: s("verb"), 3: s("group"), 4: s("version"), 5: s("resource"),
+        6: s("subresource"), 7: s("name"),
+    },
+    "NonResourceAttributes": {1: s("path"), 2: s("verb")},
+    "SubjectAccessReview": {
+        1: m("metadata", "ObjectMeta"), 2: m("spec", "SubjectAccessReviewSpec"),
+    },
+    "SubjectAccessReviewSpec": {
+        1: m("resourceAttributes", "ResourceAttributes"),
+        2: m("nonResourceAttributes", "NonResourceAttributes"), 3: s("user"), 4: rs("groups"),
+        6: s("uid"),
+    },
+    "SelfSubjectRulesReview": {
+        1: m("metadata", "ObjectMeta"), 2: m("spec", "SelfSubjectRulesReviewSpec"),
+    },
+    "SelfSubjectRulesReviewSpec": {1: s("namespace")},
+    "SelfSubjectReview": {1: m("metadata", "ObjectMeta")},
 }
 
 MESSAGES: dict[str, dict[int, Field]] = {
@@ -627,6 +654,10 @@ KINDS: dict[tuple[str, str], str] = {
     **{("rbac.authorization.k8s.io/v1", k): k for k in (
         "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")},
     ("authentication.k8s.io/v1", "TokenRequest"): "TokenRequest",
+    ("authentication.k8s.io/v1", "SelfSubjectReview"): "SelfSubjectReview",
+    **{("authorization.k8s.io/v1", k): k for k in (
+        "SelfSubjectAccessReview", "SelfSubjectRulesReview", "SubjectAccessReview")},
+    ("authorization.k8s.io/v1", "LocalSubjectAccessReview"): "SubjectAccessReview",
 }
 """(apiVersion, kind) → top-level message; meta/v1 options decode under any version."""
 

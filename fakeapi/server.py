@@ -48,6 +48,8 @@ log = logging.getLogger(__name__)
 
 CLUSTER = web.AppKey("cluster", Cluster)
 WATCHES = web.AppKey("watches", set)
+USER = web.RequestKey("user", authn.UserInfo)
+VERB = web.RequestKey("verb", str)
 MAX_BODY = 3 * 1024 * 1024
 JSON_TYPE = "application/json"
 PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
@@ -121,9 +123,9 @@ class Api:
         if causes:
             raise invalid_error(options, "meta.k8s.io", "", causes)
         fv = fv or "Warn"
-        user: authn.UserInfo = request.get("user", authn.ANONYMOUS)
+        user = request.get(USER, authn.ANONYMOUS)
         return RequestContext(user=user.name, groups=user.groups, uid=user.uid, extra=user.extra,
-                              verb=request.get("verb", ""), field_manager=q.get("fieldManager", ""),
+                              verb=request.get(VERB, ""), field_manager=q.get("fieldManager", ""),
                               field_validation=fv, dry_run=bool(dry),
                               user_agent=request.headers.get("User-Agent", ""),
                               force=q.get("force", "") in ("true", "1"))
@@ -394,7 +396,7 @@ class Api:
         if options.get("dryRun"):
             ctx = RequestContext(**{**ctx.__dict__, "dry_run": True})
         result = self.registry.delete(t.kind, t.namespace or "", t.name, ctx, options)
-        deleted = result.event is None or result.event.type == DELETED
+        deleted = result.type == DELETED
         if deleted and not t.kind.returns_deleted:
             # same as upstream: kinds without ReturnDeletedObject answer a success Status
             await self._respond(request, result)
@@ -424,7 +426,7 @@ class Api:
             raise method_not_allowed()
         body = await self._body(request)
         value = body[0] if isinstance(body, tuple) else None
-        user = request.get("user", authn.ANONYMOUS)
+        user = request.get(USER, authn.ANONYMOUS)
         return _json(reviews.review(t.kind, value, user, self.cluster.authorizer,
                                     t.namespace or ""), 201)
 
@@ -536,8 +538,8 @@ def create_app(cluster: Cluster, *, authenticator: authn.Authenticator | None = 
                                      request.headers)
             attrs = authz.request_attributes(user, request.method, request.path, request.query)
             authz.check(cluster.authorizer, attrs)
-            request["user"] = user
-            request["verb"] = attrs.verb
+            request[USER] = user
+            request[VERB] = attrs.verb
             return await handler(request)
         except ApiError as e:
             return error_response(e)

@@ -14,6 +14,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+#: The 1.37 gates off by default that the seed examples use (RPSR, PodGroup claims, list and
+#: derived attributes, partition types).
+SEED_GATES = ("DRAResourcePoolStatus=true,DRAPartitionableDevicesType=true,GenericWorkload=true,"
+              "DRAWorkloadResourceClaims=true,DRAListTypeAttributes=true,DRADerivedAttributes=true")
 
 
 def kubectl_path() -> str | None:
@@ -81,8 +85,8 @@ class Kubectl:
 
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    """One HTTPS server process for the session."""
-    srv = start_server(tmp_path_factory.mktemp("fakeapi-data"))
+    """One HTTPS server process for the session, with the gates the seed examples need."""
+    srv = start_server(tmp_path_factory.mktemp("fakeapi-data"), "--feature-gates", SEED_GATES)
     yield srv
     assert srv.stop() == 0
 

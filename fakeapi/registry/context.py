@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 
 
 @dataclasses.dataclass(frozen=True)
@@ -16,6 +17,11 @@ class RequestContext:
     dry_run: bool = False
     user_agent: str = ""
     force: bool = False
+    uid: str = ""
+    extra: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict, hash=False)
+    """The caller's extra attributes (e.g. the node-name of a node-bound service account)."""
+    verb: str = ""
+    """The authorization verb of the request (`update`, `patch`, ...), for admission checks."""
 
     @property
     def manager(self) -> str:

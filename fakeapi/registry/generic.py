@@ -42,6 +42,7 @@ from fakeapi.registry.strategies import strategy_for, subresource_strategy_for
 from fakeapi.registry.strategy import StrategyEnv
 from fakeapi.schemas import get_schemas
 from fakeapi.store import Store
+from fakeapi.validation.defaults import decode_defaults
 
 Obj = dict[str, Any]
 AdmissionHook = Callable[["Admission"], None]
@@ -57,16 +58,21 @@ CONTINUE_EXPIRED = (
 
 
 class WriteResult:
-    """What a write produced: the stored event (or a dry-run object), and warnings."""
+    """What a write produced: the stored event (or a dry-run object), and warnings.
 
-    __slots__ = ("event", "object", "created", "warnings")
+    `type` is the event type the write committed (or would have, under dryRun); "" when it
+    changed nothing.
+    """
+
+    __slots__ = ("event", "object", "created", "warnings", "type")
 
     def __init__(self, *, event: Event | None, object: Obj, created: bool = False,
-                 warnings: list[str] | None = None) -> None:
+                 warnings: list[str] | None = None, type: str = "") -> None:
         self.event = event
         self.object = object
         self.created = created
         self.warnings = warnings or []
+        self.type = type
 
     @property
     def raw(self) -> bytes:
@@ -121,7 +127,8 @@ class Registry:
         self.kinds = kinds
         self.rng = rng or random.Random()
         self.schemas = get_schemas()
-        self.env = StrategyEnv(gates=gates or FeatureGates(), lookup=self._lookup)
+        self.env = StrategyEnv(gates=gates or FeatureGates(), lookup=self._lookup,
+                               now=store.clock.now)
         self._strategies = {k.resource_id: strategy_for(k, self.env) for k in kinds.kinds}
         self.admission: list[AdmissionHook] = []
         """Hooks run after validation, before commit (upstream validating admission)."""
@@ -388,6 +395,8 @@ class Registry:
         if not ctx.field_manager:
             raise bad_request("PATCH, application/apply-patch+yaml requires fieldManager to be "
                               "set")
+        # same as upstream: defaults apply while decoding, before the apply is merged
+        decode_defaults(kind.resource_id, config)
         now = rfc3339(self.store.clock.now())
         schema = self._schema(kind)
         live = current.object if current is not None else None
@@ -406,9 +415,11 @@ class Registry:
     def _commit(self, type: str, kind: Kind, obj: Obj, ctx: RequestContext, *,
                 created: bool = False, warnings: list[str] | None = None) -> WriteResult:
         if ctx.dry_run:
-            return WriteResult(event=None, object=obj, created=created, warnings=warnings)
+            return WriteResult(event=None, object=obj, created=created, warnings=warnings,
+                               type=type)
         event = self.store.commit(type, kind.resource_id, obj, actor=ctx.user)
-        return WriteResult(event=event, object=event.object, created=created, warnings=warnings)
+        return WriteResult(event=event, object=event.object, created=created, warnings=warnings,
+                           type=type)
 
     def _decode_object(self, kind: Kind, body: Any, ctx: RequestContext) -> tuple[Obj, list[str]]:
         duplicates: list[str] = []

@@ -7,6 +7,7 @@ holds only the rules of its kind; CRUD, concurrency and metadata live in the gen
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +26,8 @@ class StrategyEnv:
     gates: FeatureGates
     lookup: Callable[[str, str, str], Obj | None]
     """`lookup(resource_id, namespace, name)`: a stored object (e.g. the namespace), or None."""
+    now: Callable[[], dt.datetime]
+    """The injected clock's current time (defaulted timestamps)."""
 
 
 class Strategy:

@@ -140,7 +140,8 @@ def test_column_definitions(kind: Kind, expected: list[tuple[str, int]]) -> None
 
 
 def test_every_served_kind_has_a_spec() -> None:
-    missing = [k.kind for k in KINDS if tables.spec_for(k) is tables.DEFAULT_SPEC]
+    missing = [k.kind for k in KINDS if tables.spec_for(k) is tables.DEFAULT_SPEC
+               and "get" in k.verbs]  # create-only reviews are never printed
     assert missing == []
 
 

@@ -1,0 +1,249 @@
+"""Strategies of the resource.k8s.io kinds (DRA), after upstream's pkg/registry/resource.
+
+Defaulting, validation and immutability live here; the rules themselves are the pure
+functions of `fakeapi.validation.resource`. Feature-gate field dropping is not done here.
+"""
+
+from __future__ import annotations
+
+from fakeapi import names
+from fakeapi.clock import rfc3339
+from fakeapi.errors import Cause
+from fakeapi.registry.context import RequestContext
+from fakeapi.registry.strategy import Obj, StatusStrategy, Strategy
+from fakeapi.validation import meta as meta_rules
+from fakeapi.validation import resource as rules
+from fakeapi.validation.defaults import decode_defaults
+from fakeapi.validation.field import immutable, invalid
+
+
+class _ResourceStrategy(Strategy):
+    """Common bits: gate lookups and the metadata (finalizer) rules."""
+
+    def enabled(self, gate: str) -> bool:
+        """Whether a feature gate is on."""
+        return self.env.gates.enabled(gate)
+
+    def validate(self, obj: Obj, ctx: RequestContext) -> list[Cause]:
+        """Finalizer names, then the kind's rules."""
+        return meta_rules.finalizer_names(obj["metadata"]) + self.validate_spec(obj)
+
+    def validate_update(self, new: Obj, old: Obj, ctx: RequestContext) -> list[Cause]:
+        """Finalizer rules of an update, then the kind's update rules."""
+        return (meta_rules.update_rules(new["metadata"], old["metadata"])
+                + self.validate_spec_update(new, old))
+
+    def now(self) -> str:
+        """The time for defaulted timestamps, from the cluster clock."""
+        return rfc3339(self.env.now())
+
+    def validate_spec(self, obj: Obj) -> list[Cause]:
+        """Kind-specific rules of a new object."""
+        return []
+
+    def validate_spec_update(self, new: Obj, old: Obj) -> list[Cause]:
+        """Kind-specific rules of an update (by default: the create rules again)."""
+        return self.validate_spec(new)
+
+
+class _ResourceStatusStrategy(StatusStrategy):
+    """Common bits of the `/status` strategies: the metadata is the stored one."""
+
+    def enabled(self, gate: str) -> bool:
+        """Whether a feature gate is on."""
+        return self.env.gates.enabled(gate)
+
+
+# ----- DeviceClass ---------------------------------------------------------------------------
+
+
+class DeviceClassStrategy(_ResourceStrategy):
+    """Same as upstream deviceclass strategy: selectors compile, configs are JSON objects."""
+
+    def validate_spec(self, obj: Obj) -> list[Cause]:
+        """A new class."""
+        return rules.validate_device_class_spec(obj.get("spec"), None, self.enabled)
+
+    def validate_spec_update(self, new: Obj, old: Obj) -> list[Cause]:
+        """Unchanged selectors/configs are not re-validated (same as upstream "stored")."""
+        return rules.validate_device_class_spec(new.get("spec"), old.get("spec") or {},
+                                                self.enabled)
+
+
+# ----- ResourceClaim -------------------------------------------------------------------------
+
+
+class ResourceClaimStrategy(_ResourceStrategy):
+    """Same as upstream resourceclaim strategy: defaults, admin access, immutable spec."""
+
+    def prepare_for_create(self, obj: Obj, ctx: RequestContext) -> None:
+        """Status reset; request defaults (ExactCount, count 1, toleration operator Equal)."""
+        super().prepare_for_create(obj, ctx)
+        decode_defaults(self.kind.resource_id, obj)
+
+    def prepare_for_update(self, new: Obj, old: Obj, ctx: RequestContext) -> None:
+        """Status from the stored object; defaults as on every decode upstream."""
+        super().prepare_for_update(new, old, ctx)
+        decode_defaults(self.kind.resource_id, new)
+
+    def validate_spec(self, obj: Obj) -> list[Cause]:
+        """Same as upstream: AuthorizedForAdmin, then ValidateResourceClaim."""
+        causes = rules.admin_access_causes(obj.get("spec"), obj["metadata"].get("namespace", ""),
+                                           self.env.lookup)
+        return causes + rules.validate_claim_spec(obj.get("spec"), "spec", self.enabled)
+
+    def validate_spec_update(self, new: Obj, old: Obj) -> list[Cause]:
+        """Same as upstream: the new claim is valid and its spec is unchanged."""
+        causes = rules.validate_claim_spec(new.get("spec"), "spec", self.enabled)
+        if new.get("spec") != old.get("spec"):
+            causes.append(immutable("spec", new.get("spec")))
+        return causes
+
+
+class ResourceClaimStatusStrategy(_ResourceStatusStrategy):
+    """Same as upstream resourceclaim status strategy."""
+
+    def prepare_for_update(self, new: Obj, old: Obj, ctx: RequestContext) -> None:
+        """Spec and metadata from the stored claim; drop status of deallocated devices."""
+        super().prepare_for_update(new, old, ctx)
+        rules.drop_deallocated_devices(new, old)
+
+    def validate_update(self, new: Obj, old: Obj, ctx: RequestContext) -> list[Cause]:
+        """Same as upstream: AuthorizedForAdminStatus, then the status rules."""
+        causes = rules.admin_access_status_causes(
+            new.get("status") or {}, old.get("status") or {},
+            new["metadata"].get("namespace", ""), self.env.lookup)
+        return causes + rules.validate_claim_status_update(new, old)
+
+
+# ----- ResourceClaimTemplate -----------------------------------------------------------------
+
+
+class ResourceClaimTemplateStrategy(_ResourceStrategy):
+    """Same as upstream resourceclaimtemplate strategy: the spec never changes."""
+
+    def prepare_for_create(self, obj: Obj, ctx: RequestContext) -> None:
+        """Request defaults of the embedded claim spec."""
+        super().prepare_for_create(obj, ctx)
+        decode_defaults(self.kind.resource_id, obj)
+
+    def prepare_for_update(self, new: Obj, old: Obj, ctx: RequestContext) -> None:
+        """Defaults as on every decode upstream."""
+        super().prepare_for_update(new, old, ctx)
+        decode_defaults(self.kind.resource_id, new)
+
+    def validate_spec(self, obj: Obj) -> list[Cause]:
+        """Same as upstream: AuthorizedForAdmin, template metadata, the claim spec."""
+        spec = obj.get("spec") or {}
+        causes = rules.admin_access_causes(spec.get("spec"), obj["metadata"].get("namespace", ""),
+                                           self.env.lookup)
+        causes += _template_meta(spec.get("metadata") or {}, "spec.metadata")
+        return causes + rules.validate_claim_spec(spec.get("spec"), "spec.spec", self.enabled)
+
+    def validate_spec_update(self, new: Obj, old: Obj) -> list[Cause]:
+        """Same as upstream ValidateResourceClaimTemplateUpdate: only immutability."""
+        if new.get("spec") != old.get("spec"):
+            return [immutable("spec", new.get("spec"))]
+        return []
+
+
+def _template_meta(meta: Obj, path: str) -> list[Cause]:
+    """Same as upstream ValidateTemplateObjectMeta: valid label keys and values."""
+    causes: list[Cause] = []
+    for k, v in (meta.get("labels") or {}).items():
+        causes += [invalid(f"{path}.labels", k, m) for m in names.label_key_errors(k)]
+        causes += [invalid(f"{path}.labels", v, m) for m in names.label_value_errors(str(v))]
+    for k in meta.get("annotations") or {}:
+        causes += [invalid(f"{path}.annotations", k, m) for m in names.label_key_errors(k)]
+    return causes
+
+
+# ----- ResourceSlice -------------------------------------------------------------------------
+
+
+class ResourceSliceStrategy(_ResourceStrategy):
+    """Same as upstream resourceslice strategy: limits, node selection, immutable identity."""
+
+    def prepare_for_create(self, obj: Obj, ctx: RequestContext) -> None:
+        """Device taints get `timeAdded`."""
+        super().prepare_for_create(obj, ctx)
+        rules.default_slice_taints(obj.get("spec"), self.now())
+
+    def prepare_for_update(self, new: Obj, old: Obj, ctx: RequestContext) -> None:
+        """Defaults as on every decode upstream."""
+        super().prepare_for_update(new, old, ctx)
+        rules.default_slice_taints(new.get("spec"), self.now())
+
+    def validate_spec(self, obj: Obj) -> list[Cause]:
+        """A new slice."""
+        return rules.validate_slice_spec(obj.get("spec"), None, self.enabled)
+
+    def validate_spec_update(self, new: Obj, old: Obj) -> list[Cause]:
+        """driver, pool.name and nodeName never change; unchanged parts aren't re-checked."""
+        return rules.validate_slice_spec(new.get("spec"), old.get("spec") or {}, self.enabled)
+
+
+# ----- DeviceTaintRule -----------------------------------------------------------------------
+
+
+class DeviceTaintRuleStrategy(_ResourceStrategy):
+    """Same as upstream devicetaintrule strategy."""
+
+    def prepare_for_create(self, obj: Obj, ctx: RequestContext) -> None:
+        """Status reset; the taint gets `timeAdded`."""
+        super().prepare_for_create(obj, ctx)
+        rules.default_rule_taint(obj.get("spec"), None, self.now())
+
+    def prepare_for_update(self, new: Obj, old: Obj, ctx: RequestContext) -> None:
+        """Status from the stored rule; a new effect restarts `timeAdded`."""
+        super().prepare_for_update(new, old, ctx)
+        rules.default_rule_taint(new.get("spec"), old.get("spec"), self.now())
+
+    def validate_spec(self, obj: Obj) -> list[Cause]:
+        """A new rule."""
+        return rules.validate_taint_rule_spec(obj.get("spec"), None)
+
+    def validate_spec_update(self, new: Obj, old: Obj) -> list[Cause]:
+        """The effect is only re-checked when it changes."""
+        return rules.validate_taint_rule_spec(new.get("spec"), old.get("spec") or {})
+
+
+class DeviceTaintRuleStatusStrategy(_ResourceStatusStrategy):
+    """Same as upstream devicetaintrule status strategy: at most 8 valid conditions."""
+
+    def validate_update(self, new: Obj, old: Obj, ctx: RequestContext) -> list[Cause]:
+        """Conditions only."""
+        return rules.validate_taint_rule_status(new.get("status"))
+
+
+# ----- ResourcePoolStatusRequest -------------------------------------------------------------
+
+
+class ResourcePoolStatusRequestStrategy(_ResourceStrategy):
+    """KEP-5677: spec immutable; the whole request frozen once status is set."""
+
+    def prepare_for_create(self, obj: Obj, ctx: RequestContext) -> None:
+        """Status reset; `limit` defaults to 100."""
+        super().prepare_for_create(obj, ctx)
+        decode_defaults(self.kind.resource_id, obj)
+
+    def prepare_for_update(self, new: Obj, old: Obj, ctx: RequestContext) -> None:
+        """Status from the stored object; defaults as on every decode upstream."""
+        super().prepare_for_update(new, old, ctx)
+        decode_defaults(self.kind.resource_id, new)
+
+    def validate_spec(self, obj: Obj) -> list[Cause]:
+        """A new request."""
+        return rules.validate_rpsr_spec(obj.get("spec"))
+
+    def validate_spec_update(self, new: Obj, old: Obj) -> list[Cause]:
+        """Nothing in the spec changes; nothing at all once status is set."""
+        return rules.validate_rpsr_update(new, old)
+
+
+class ResourcePoolStatusRequestStatusStrategy(_ResourceStatusStrategy):
+    """Status is written once by the pool-status controller, then frozen."""
+
+    def validate_update(self, new: Obj, old: Obj, ctx: RequestContext) -> list[Cause]:
+        """A first status must be valid; a set status never changes."""
+        return rules.validate_rpsr_status_update(new.get("status"), old.get("status"))

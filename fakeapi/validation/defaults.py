@@ -1,0 +1,29 @@
+"""Upstream's decode-time defaults (`SetDefaults_*`) of the DRA kinds, by resource.
+
+Upstream applies these while decoding any request body, apply configurations included, so
+two managers applying the same manifest share the defaulted fields instead of conflicting.
+The strategies call `decode_defaults` too; a decoder may call it earlier on request bodies.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakeapi.validation import resource as rules
+
+CLAIMS = "resourceclaims.resource.k8s.io"
+TEMPLATES = "resourceclaimtemplates.resource.k8s.io"
+POOL_STATUS = "resourcepoolstatusrequests.resource.k8s.io"
+
+
+def decode_defaults(resource_id: str, obj: Any) -> None:
+    """Default `obj` (a JSON object of kind `resource_id`) in place; other kinds unchanged."""
+    if not isinstance(obj, dict):
+        return
+    spec = obj.get("spec")
+    if resource_id == CLAIMS:
+        rules.default_claim_spec(spec)
+    elif resource_id == TEMPLATES and isinstance(spec, dict):
+        rules.default_claim_spec(spec.get("spec"))
+    elif resource_id == POOL_STATUS:
+        rules.default_rpsr_spec(spec)
