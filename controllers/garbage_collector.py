@@ -7,6 +7,7 @@ import asyncio
 import logging
 from typing import Any
 
+from controllers.workqueue import work
 from fakeapi.client import Client
 from fakeapi.errors import ApiError
 
@@ -16,7 +17,6 @@ Obj = dict[str, Any]
 Ref = tuple[str, str, str]  # resource id, namespace, name
 ORPHAN = "orphan"
 FOREGROUND = "foregroundDeletion"
-RETRY_SECONDS = 0.2
 
 
 class GarbageCollector:
@@ -33,17 +33,8 @@ class GarbageCollector:
         """Watch every served kind; process owner uids whose state changed."""
         watchers = [asyncio.create_task(self._watch(k.resource_id))
                     for k in self.client.cluster.kinds.kinds if "watch" in k.verbs]
-        pending: set[str] = set()
         try:
-            while True:
-                try:
-                    pending.add(await asyncio.wait_for(
-                        self.queue.get(), RETRY_SECONDS if pending else None))
-                except TimeoutError:
-                    pass
-                for uid in sorted(pending):
-                    if await self.process(uid):
-                        pending.discard(uid)
+            await work(self.queue, self.process)
         finally:
             for w in watchers:
                 w.cancel()

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from controllers.workqueue import work
 from fakeapi.client import Client
 from fakeapi.errors import ApiError
 
 log = logging.getLogger(__name__)
-RETRY_SECONDS = 0.2
 
 
 class NamespaceController:
@@ -28,17 +28,8 @@ class NamespaceController:
                     queue.put_nowait(ns["metadata"]["name"])
 
         feeder = asyncio.create_task(feed())
-        pending: set[str] = set()
         try:
-            while True:
-                try:
-                    pending.add(await asyncio.wait_for(
-                        queue.get(), RETRY_SECONDS if pending else None))
-                except TimeoutError:
-                    pass
-                for name in sorted(pending):
-                    if await self.reconcile(name):
-                        pending.discard(name)
+            await work(queue, self.reconcile)
         finally:
             feeder.cancel()
 

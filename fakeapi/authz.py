@@ -270,6 +270,12 @@ def associated_with_node(user: UserInfo, node: str) -> bool:
     return len(name) <= 253 and bool(_NODE_NAME.match(name)) and name == node
 
 
+def _requester(review: Admission) -> UserInfo:
+    """The user who makes the write under admission."""
+    ctx = review.ctx
+    return UserInfo(ctx.user, uid=ctx.uid, groups=tuple(ctx.groups), extra=ctx.extra)
+
+
 def claim_status_admission(authorizer: Authorizer, gates: GateReader) -> AdmissionHook:
     """Admission for `resourceclaims/status` writes (same as upstream's granular status
     authorization): changing allocation or reservedFor needs the request's verb on
@@ -283,14 +289,13 @@ def claim_status_admission(authorizer: Authorizer, gates: GateReader) -> Admissi
                 or review.kind.resource_id != CLAIMS or review.new is None or review.old is None
                 or not gates.enabled(GRANULAR_GATE)):
             return
-        ctx = review.ctx
-        user = UserInfo(ctx.user, uid=ctx.uid, groups=tuple(ctx.groups), extra=ctx.extra)
+        user = _requester(review)
         if authorizer.privileged(user):
             return
         new = review.new.get("status") or {}
         old = review.old.get("status") or {}
         meta = review.new.get("metadata") or {}
-        verb = ctx.verb or "update"
+        verb = review.ctx.verb or "update"
         base = Attributes(user=user, verb=verb, api_group=review.kind.group,
                           api_version=review.kind.version, resource=review.kind.plural,
                           subresource="binding")
@@ -362,8 +367,7 @@ def rbac_escalation_admission(authorizer: Authorizer) -> AdmissionHook:
             return
         if rid not in _ROLE_KINDS and rid not in _BINDING_KINDS:
             return
-        ctx = review.ctx
-        user = UserInfo(ctx.user, uid=ctx.uid, groups=tuple(ctx.groups), extra=ctx.extra)
+        user = _requester(review)
         if authorizer.privileged(user):
             return
         meta = review.new.get("metadata") or {}

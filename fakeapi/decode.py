@@ -18,6 +18,7 @@ import orjson
 import yaml
 
 from fakeapi.errors import bad_request
+from fakeapi.kinds import Kind
 
 # The Go type upstream's version/kind sniffer unmarshals into, as `%v` prints it.
 _FIND_KIND_TYPE = ('struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
@@ -99,9 +100,28 @@ def decode_body(raw: bytes, content_type: str, *, kind: str | None = None,
         if value is None:
             return {}, dups
         raise bad_request(f"the object provided is unrecognized (must be of type {kind}): "
-                          f"{_JSON_PREFIX}json: cannot unmarshal {_json_kind(value)} into Go "
+                          f"{_JSON_PREFIX}json: cannot unmarshal {json_kind(value)} into Go "
                           f"value of type {_FIND_KIND_TYPE} ({summarize(raw)})")
     return value, dups
+
+
+def require_object(body: Any, kind: Kind) -> dict[str, Any]:
+    """Same as upstream: a decoded create/update body must be a JSON object (400 otherwise)."""
+    if not isinstance(body, dict):
+        raise bad_request(f"Object '{kind.kind}' is missing in request body: expected a JSON "
+                          "object")
+    return body
+
+
+def check_type_meta(obj: dict[str, Any], kind: Kind) -> None:
+    """Same as upstream: `apiVersion` and `kind`, where set, are those of the endpoint (400)."""
+    api_version, k = obj.get("apiVersion"), obj.get("kind")
+    if api_version and api_version != kind.api_version:
+        raise bad_request(f"the API version in the data ({api_version}) does not match the "
+                          f"expected API version ({kind.api_version})")
+    if k and k != kind.kind:
+        raise bad_request(f"the kind in the data ({k}) does not match the expected kind "
+                          f"({kind.kind})")
 
 
 class _BodyError(Exception):
@@ -110,7 +130,12 @@ class _BodyError(Exception):
         self.message = message
 
 
-def _json_kind(value: Any) -> str:
+def json_kind(value: Any) -> str:
+    """The JSON kind Go names in `cannot unmarshal <kind> into ...` of a decoded value.
+
+    Anything else than null, a bool, number, string or array is an object, as YAML-only values
+    (`!!set`) become objects in upstream's YAML-to-JSON conversion.
+    """
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, (int, float)):
@@ -119,6 +144,8 @@ def _json_kind(value: Any) -> str:
         return "string"
     if isinstance(value, list):
         return "array"
+    if value is None:
+        return "null"
     return "object"
 
 

@@ -18,7 +18,7 @@ import jsonpatch
 import jsonpointer
 import orjson
 
-from fakeapi.decode import go_json_syntax_message
+from fakeapi.decode import go_json_syntax_message, json_kind
 from fakeapi.errors import ApiError, bad_request
 from fakeapi.schemas import Schema, Schemas, get_schemas
 
@@ -135,18 +135,18 @@ def _check_json_patch_shape(ops: Any) -> None:
     """Mirror upstream's strict decode into `[]jsonPatchOp` (400 on a type mismatch)."""
     if not isinstance(ops, list):
         raise bad_request("error decoding patch: json: cannot unmarshal "
-                          f"{_json_kind(ops)} into Go value of type []handlers.jsonPatchOp")
+                          f"{json_kind(ops)} into Go value of type []handlers.jsonPatchOp")
     for op in ops:
         if op is None:
             continue
         if not isinstance(op, dict):
             raise bad_request("error decoding patch: json: cannot unmarshal "
-                              f"{_json_kind(op)} into Go value of type handlers.jsonPatchOp")
+                              f"{json_kind(op)} into Go value of type handlers.jsonPatchOp")
         for field in ("op", "path", "from"):
             value = op.get(field)
             if value is not None and not isinstance(value, str):
                 raise bad_request(
-                    f"error decoding patch: json: cannot unmarshal {_json_kind(value)} "
+                    f"error decoding patch: json: cannot unmarshal {json_kind(value)} "
                     f"into Go struct field jsonPatchOp.{field} of type string")
 
 
@@ -167,7 +167,7 @@ def merge_patch(obj: dict[str, Any], patch: Any) -> dict[str, Any]:
         raise bad_request("Invalid JSON Patch")
     if not isinstance(patch, dict):
         raise bad_request("error decoding patch: json: cannot unmarshal "
-                          f"{_json_kind(patch)} into Go value of type map[string]interface {{}}")
+                          f"{json_kind(patch)} into Go value of type map[string]interface {{}}")
     return _merge_objects(_copy(obj), patch)
 
 
@@ -208,7 +208,7 @@ def strategic_merge_patch(obj: dict[str, Any], patch: Any, schema: Schema) -> di
     if patch is None:
         return _copy(obj)
     if not isinstance(patch, dict):
-        raise bad_request(f"json: cannot unmarshal {_json_kind(patch)} into Go value of type "
+        raise bad_request(f"json: cannot unmarshal {json_kind(patch)} into Go value of type "
                           "map[string]interface {}")
     return _StrategicMerger(get_schemas()).merge_map(_copy(obj), patch, schema)
 
@@ -751,21 +751,6 @@ def _go_float(value: float) -> str:
         return f"{minus}0.{'0' * (-exponent - 1)}{text}"
     whole, frac = text[:exponent + 1].ljust(exponent + 1, "0"), text[exponent + 1:]
     return f"{minus}{whole}.{frac}" if frac else f"{minus}{whole}"
-
-
-def _json_kind(value: Any) -> str:
-    """The JSON kind Go names in `cannot unmarshal <kind> into ...`."""
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if value is None:
-        return "null"
-    return "string"
 
 
 # --------------------------------------------------------------------------- copying

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fakeapi.authn import UserInfo
+from fakeapi.decode import check_type_meta, require_object
 from fakeapi.errors import Cause, bad_request, field_invalid, invalid
 from fakeapi.kinds import Kind
 from fakeapi.rbac import Attributes, Authorizer, Rule
@@ -155,14 +156,5 @@ HANDLERS: dict[str, Handler] = {
 def review(kind: Kind, body: Any, user: UserInfo, authorizer: Authorizer,
            namespace: str = "") -> Obj:
     """Answer one review POST (400 when the body isn't an object)."""
-    if not isinstance(body, dict):
-        raise bad_request(f"Object '{kind.kind}' is missing in request body: expected a JSON "
-                          "object")
-    api_version, k = body.get("apiVersion"), body.get("kind")
-    if api_version and api_version != kind.api_version:
-        raise bad_request(f"the API version in the data ({api_version}) does not match the "
-                          f"expected API version ({kind.api_version})")
-    if k and k != kind.kind:
-        raise bad_request(f"the kind in the data ({k}) does not match the expected kind "
-                          f"({kind.kind})")
+    check_type_meta(require_object(body, kind), kind)
     return HANDLERS[kind.resource_id](kind, body, user, authorizer, namespace)

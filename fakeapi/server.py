@@ -11,7 +11,7 @@ import asyncio
 import logging
 import platform
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from aiohttp import web
@@ -56,6 +56,7 @@ PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
                "application/strategic-merge-patch+json", "application/apply-patch+yaml")
 BODY_TYPES = ("application/json", "application/yaml", protobuf.CONTENT_TYPE, "")
 FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
+_N = TypeVar("_N", int, float)
 
 
 def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
@@ -239,10 +240,7 @@ class Api:
         """LIST with selectors and limit/continue pagination."""
         q = request.query
         _check_list_options(q, watch=False)
-        try:
-            limit = int(q.get("limit", "0") or 0)
-        except ValueError:
-            raise bad_request(f"invalid limit: {q.get('limit')!r}") from None
+        limit = _number_param(q, "limit", int, 0)
         page = self.registry.list(
             t.kind, t.namespace, predicate=self._predicate(request, t.kind), limit=max(limit, 0),
             continue_token=q.get("continue", ""), resource_version=q.get("resourceVersion", ""),
@@ -277,10 +275,7 @@ class Api:
         """A chunked watch stream from a revision (or from current state)."""
         q = request.query
         _check_list_options(q, watch=True)
-        try:
-            timeout = float(q.get("timeoutSeconds", "1800") or 1800)
-        except ValueError:
-            raise bad_request(f"invalid timeoutSeconds: {q.get('timeoutSeconds')!r}") from None
+        timeout = _number_param(q, "timeoutSeconds", float, 1800.0)
         spec = WatchSpec(kind=t.kind, namespace=t.namespace,
                          predicate=self._predicate(request, t.kind),
                          resource_version=q.get("resourceVersion", ""),
@@ -471,6 +466,14 @@ def _check_list_options(q: Any, *, watch: bool) -> None:
                             "FieldValueForbidden"))
     if causes:
         raise invalid_error("ListOptions", "meta.k8s.io", "", causes)
+
+
+def _number_param(q: Any, name: str, parse: type[_N], default: _N) -> _N:
+    """A numeric query parameter, `default` when absent or empty (400 when malformed)."""
+    try:
+        return parse(q.get(name) or default)
+    except ValueError:
+        raise bad_request(f"invalid {name}: {q.get(name)!r}") from None
 
 
 async def version(request: web.Request) -> web.Response:

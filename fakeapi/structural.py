@@ -22,6 +22,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from fakeapi.decode import json_kind
 from fakeapi.errors import ApiError, bad_request
 from fakeapi.schemas import Schema, get_schemas, types_of
 
@@ -170,18 +171,6 @@ def _fill(node: _Node, d: Schema, name: str | None) -> None:
 
 class _Fatal(Exception):
     """An error that stops decoding at once (custom unmarshalers' errors, as in Go)."""
-
-
-def _json_type(v: Any) -> str:
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, (int, float)):
-        return "number"
-    if isinstance(v, list):
-        return "array"
-    return "object"
 
 
 def _go_quote(s: str) -> str:
@@ -376,7 +365,7 @@ class _Checker:
         """Record Go's UnmarshalTypeError (only the first one counts, like Go's saveError)."""
         if self.type_error is not None:
             return
-        what = what or _json_type(value)
+        what = what or json_kind(value)
         fields = ".".join(s for s in self.segs if isinstance(s, str))
         if struct or fields:
             self.type_error = (f"json: cannot unmarshal {what} into Go struct field "
@@ -544,14 +533,14 @@ class _Checker:
             return v
         if cls is float and v.is_integer() and -(1 << 31) <= v < (1 << 31):
             return int(v)
-        what = _json_type(v)
+        what = json_kind(v)
         if cls is int or cls is float:
             what = f"number {_number_text(v)}"
         raise _Fatal(f"json: cannot unmarshal {what} into Go value of type int32")
 
     def time(self, v: Any, node: _Node) -> Any:
         if v.__class__ is not str:
-            raise _Fatal(f"json: cannot unmarshal {_json_type(v)} into Go value of type string")
+            raise _Fatal(f"json: cannot unmarshal {json_kind(v)} into Go value of type string")
         err = time_error(v, node.layout)
         if err is not None:
             raise _Fatal(err)

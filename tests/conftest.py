@@ -1,4 +1,5 @@
-"""Shared fixtures: a real `fakeapi serve` process and the real kubectl v1.37 pointed at it."""
+"""Shared fixtures: a real `fakeapi serve` process and the real kubectl v1.37 pointed at it;
+shared test data: a claim manifest and upstream's name and label syntax messages."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The 1.37 gates off by default that the seed examples use (RPSR, PodGroup claims, list and
@@ -19,11 +22,52 @@ ROOT = Path(__file__).resolve().parent.parent
 SEED_GATES = ("DRAResourcePoolStatus=true,DRAPartitionableDevicesType=true,GenericWorkload=true,"
               "DRAWorkloadResourceClaims=true,DRAListTypeAttributes=true,DRADerivedAttributes=true")
 
+# Upstream's messages for malformed names and labels, spelled out independently of
+# fakeapi.names so that the tests check its output against upstream's text.
+SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
+    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
+    "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "
+    "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+KEY_NAME_MSG = (
+    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+    "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used "
+    "for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
+VALUE_MSG = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
+    "'my_value',  or '12345', regex used for validation is "
+    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+
+
+def claim_manifest(name: str, **metadata: Any) -> str:
+    """A ResourceClaim for one device of class gpu.example.com, as YAML for `kubectl -f -`;
+    `metadata` adds fields (namespace, labels) next to the name."""
+    return yaml.safe_dump({
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"name": name, **metadata},
+        "spec": {"devices": {"requests": [
+            {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}},
+    }, sort_keys=False)
+
 
 def kubectl_path() -> str | None:
     """KUBECTL from the environment, else the project's installed copy."""
     candidate = os.environ.get("KUBECTL") or str(ROOT / ".cache" / "kubectl" / "kubectl")
     return candidate if Path(candidate).exists() else None
+
+
+def require_kubectl() -> str:
+    """The kubectl v1.37 binary; without it the test is skipped (failed on CI)."""
+    binary = kubectl_path()
+    if binary is None:
+        if os.environ.get("CI"):
+            pytest.fail("kubectl v1.37 is not installed: run scripts/install_kubectl.py")
+        pytest.skip("kubectl v1.37 not installed (scripts/install_kubectl.py)")
+    return binary
 
 
 @dataclasses.dataclass
@@ -94,10 +138,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
 @pytest.fixture(scope="session")
 def kubectl(server: ServerProcess) -> Kubectl:
     """The real kubectl v1.37 talking to the session server."""
-    binary = kubectl_path()
-    if binary is None:
-        if os.environ.get("CI"):
-            pytest.fail("kubectl v1.37 is not installed: run scripts/install_kubectl.py")
-        pytest.skip("kubectl v1.37 not installed (scripts/install_kubectl.py)")
+    binary = require_kubectl()
     assert shutil.which(binary) or Path(binary).exists()
     return Kubectl(binary, server.kubeconfig)

@@ -20,6 +20,7 @@ import orjson
 from fakeapi import apply as ssa
 from fakeapi import names, structural
 from fakeapi.clock import rfc3339
+from fakeapi.decode import check_type_meta, decode_body, require_object
 from fakeapi.dropfields import drop_disabled_fields
 from fakeapi.errors import (
     ApiError,
@@ -378,13 +379,11 @@ class Registry:
 
     def _apply(self, kind: Kind, namespace: str, name: str, current: Event | None, body: bytes,
                ctx: RequestContext, subresource: str) -> WriteResult:
-        from fakeapi.decode import decode_body
-
         config, duplicates = decode_body(body, "application/yaml")
         if not isinstance(config, dict):
             raise bad_request("apply patch must be an object")
         config, warnings = self._check_fields(kind, config, ctx.field_validation, duplicates)
-        self._check_type(kind, config)
+        check_type_meta(config, kind)
         cmeta = config.get("metadata") or {}
         if cmeta.get("name") not in (None, name):
             raise bad_request(f"the name of the object ({cmeta.get('name')}) does not match "
@@ -425,23 +424,12 @@ class Registry:
         duplicates: list[str] = []
         if isinstance(body, tuple):
             body, duplicates = body
-        if not isinstance(body, dict):
-            raise bad_request(f"Object '{kind.kind}' is missing in request body: expected a "
-                              "JSON object")
-        obj, warnings = self._check_fields(kind, body, ctx.field_validation, duplicates)
-        self._check_type(kind, obj)
+        obj, warnings = self._check_fields(kind, require_object(body, kind),
+                                           ctx.field_validation, duplicates)
+        check_type_meta(obj, kind)
         obj.setdefault("apiVersion", kind.api_version)
         obj.setdefault("kind", kind.kind)
         return obj, warnings
-
-    def _check_type(self, kind: Kind, obj: Obj) -> None:
-        api_version, k = obj.get("apiVersion"), obj.get("kind")
-        if api_version and api_version != kind.api_version:
-            raise bad_request(f"the API version in the data ({api_version}) does not match the "
-                              f"expected API version ({kind.api_version})")
-        if k and k != kind.kind:
-            raise bad_request(f"the kind in the data ({k}) does not match the expected kind "
-                              f"({kind.kind})")
 
     def _check_fields(self, kind: Kind, obj: Obj, mode: str,
                       duplicates: list[str]) -> tuple[Obj, list[str]]:

@@ -10,40 +10,37 @@ from fakeapi import names
 from fakeapi.clock import rfc3339
 from fakeapi.errors import Cause
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.strategy import Obj, StatusStrategy, Strategy
-from fakeapi.validation import meta as meta_rules
+from fakeapi.registry.strategy import Obj, SpecStrategy, StatusStrategy
 from fakeapi.validation import resource as rules
 from fakeapi.validation.defaults import decode_defaults
 from fakeapi.validation.field import immutable, invalid
 
 
-class _ResourceStrategy(Strategy):
-    """Common bits: gate lookups and the metadata (finalizer) rules."""
+class _ResourceStrategy(SpecStrategy):
+    """Common bits: gate lookups, defaulting on every write, the metadata (finalizer) rules."""
 
     def enabled(self, gate: str) -> bool:
         """Whether a feature gate is on."""
         return self.env.gates.enabled(gate)
 
-    def validate(self, obj: Obj, ctx: RequestContext) -> list[Cause]:
-        """Finalizer names, then the kind's rules."""
-        return meta_rules.finalizer_names(obj["metadata"]) + self.validate_spec(obj)
-
-    def validate_update(self, new: Obj, old: Obj, ctx: RequestContext) -> list[Cause]:
-        """Finalizer rules of an update, then the kind's update rules."""
-        return (meta_rules.update_rules(new["metadata"], old["metadata"])
-                + self.validate_spec_update(new, old))
-
     def now(self) -> str:
         """The time for defaulted timestamps, from the cluster clock."""
         return rfc3339(self.env.now())
 
-    def validate_spec(self, obj: Obj) -> list[Cause]:
-        """Kind-specific rules of a new object."""
-        return []
+    def prepare_for_create(self, obj: Obj, ctx: RequestContext) -> None:
+        """Status reset (where /status exists), then the kind's defaults."""
+        super().prepare_for_create(obj, ctx)
+        self.default(obj, None)
 
-    def validate_spec_update(self, new: Obj, old: Obj) -> list[Cause]:
-        """Kind-specific rules of an update (by default: the create rules again)."""
-        return self.validate_spec(new)
+    def prepare_for_update(self, new: Obj, old: Obj, ctx: RequestContext) -> None:
+        """Status from the stored object, then the kind's defaults."""
+        super().prepare_for_update(new, old, ctx)
+        self.default(new, old)
+
+    def default(self, obj: Obj, old: Obj | None) -> None:
+        """Same as upstream: the decode-time defaults, on create and on every update (`old` is
+        the stored object, None on create)."""
+        decode_defaults(self.kind.resource_id, obj)
 
 
 class _ResourceStatusStrategy(StatusStrategy):
@@ -74,17 +71,8 @@ class DeviceClassStrategy(_ResourceStrategy):
 
 
 class ResourceClaimStrategy(_ResourceStrategy):
-    """Same as upstream resourceclaim strategy: defaults, admin access, immutable spec."""
-
-    def prepare_for_create(self, obj: Obj, ctx: RequestContext) -> None:
-        """Status reset; request defaults (ExactCount, count 1, toleration operator Equal)."""
-        super().prepare_for_create(obj, ctx)
-        decode_defaults(self.kind.resource_id, obj)
-
-    def prepare_for_update(self, new: Obj, old: Obj, ctx: RequestContext) -> None:
-        """Status from the stored object; defaults as on every decode upstream."""
-        super().prepare_for_update(new, old, ctx)
-        decode_defaults(self.kind.resource_id, new)
+    """Same as upstream resourceclaim strategy: request defaults (ExactCount, count 1,
+    toleration operator Equal), admin access, immutable spec."""
 
     def validate_spec(self, obj: Obj) -> list[Cause]:
         """Same as upstream: AuthorizedForAdmin, then ValidateResourceClaim."""
@@ -120,17 +108,8 @@ class ResourceClaimStatusStrategy(_ResourceStatusStrategy):
 
 
 class ResourceClaimTemplateStrategy(_ResourceStrategy):
-    """Same as upstream resourceclaimtemplate strategy: the spec never changes."""
-
-    def prepare_for_create(self, obj: Obj, ctx: RequestContext) -> None:
-        """Request defaults of the embedded claim spec."""
-        super().prepare_for_create(obj, ctx)
-        decode_defaults(self.kind.resource_id, obj)
-
-    def prepare_for_update(self, new: Obj, old: Obj, ctx: RequestContext) -> None:
-        """Defaults as on every decode upstream."""
-        super().prepare_for_update(new, old, ctx)
-        decode_defaults(self.kind.resource_id, new)
+    """Same as upstream resourceclaimtemplate strategy: request defaults of the embedded claim
+    spec; the spec never changes."""
 
     def validate_spec(self, obj: Obj) -> list[Cause]:
         """Same as upstream: AuthorizedForAdmin, template metadata, the claim spec."""
@@ -164,15 +143,10 @@ def _template_meta(meta: Obj, path: str) -> list[Cause]:
 class ResourceSliceStrategy(_ResourceStrategy):
     """Same as upstream resourceslice strategy: limits, node selection, immutable identity."""
 
-    def prepare_for_create(self, obj: Obj, ctx: RequestContext) -> None:
+    def default(self, obj: Obj, old: Obj | None) -> None:
         """Device taints get `timeAdded`."""
-        super().prepare_for_create(obj, ctx)
+        super().default(obj, old)
         rules.default_slice_taints(obj.get("spec"), self.now())
-
-    def prepare_for_update(self, new: Obj, old: Obj, ctx: RequestContext) -> None:
-        """Defaults as on every decode upstream."""
-        super().prepare_for_update(new, old, ctx)
-        rules.default_slice_taints(new.get("spec"), self.now())
 
     def validate_spec(self, obj: Obj) -> list[Cause]:
         """A new slice."""
@@ -189,15 +163,11 @@ class ResourceSliceStrategy(_ResourceStrategy):
 class DeviceTaintRuleStrategy(_ResourceStrategy):
     """Same as upstream devicetaintrule strategy."""
 
-    def prepare_for_create(self, obj: Obj, ctx: RequestContext) -> None:
-        """Status reset; the taint gets `timeAdded`."""
-        super().prepare_for_create(obj, ctx)
-        rules.default_rule_taint(obj.get("spec"), None, self.now())
-
-    def prepare_for_update(self, new: Obj, old: Obj, ctx: RequestContext) -> None:
-        """Status from the stored rule; a new effect restarts `timeAdded`."""
-        super().prepare_for_update(new, old, ctx)
-        rules.default_rule_taint(new.get("spec"), old.get("spec"), self.now())
+    def default(self, obj: Obj, old: Obj | None) -> None:
+        """The taint gets `timeAdded`; a new effect restarts it."""
+        super().default(obj, old)
+        rules.default_rule_taint(obj.get("spec"), None if old is None else old.get("spec"),
+                                 self.now())
 
     def validate_spec(self, obj: Obj) -> list[Cause]:
         """A new rule."""
@@ -220,17 +190,8 @@ class DeviceTaintRuleStatusStrategy(_ResourceStatusStrategy):
 
 
 class ResourcePoolStatusRequestStrategy(_ResourceStrategy):
-    """KEP-5677: spec immutable; the whole request frozen once status is set."""
-
-    def prepare_for_create(self, obj: Obj, ctx: RequestContext) -> None:
-        """Status reset; `limit` defaults to 100."""
-        super().prepare_for_create(obj, ctx)
-        decode_defaults(self.kind.resource_id, obj)
-
-    def prepare_for_update(self, new: Obj, old: Obj, ctx: RequestContext) -> None:
-        """Status from the stored object; defaults as on every decode upstream."""
-        super().prepare_for_update(new, old, ctx)
-        decode_defaults(self.kind.resource_id, new)
+    """KEP-5677: `limit` defaults to 100; spec immutable; the whole request frozen once status
+    is set."""
 
     def validate_spec(self, obj: Obj) -> list[Cause]:
         """A new request."""

@@ -4,23 +4,20 @@ from __future__ import annotations
 
 from fakeapi.errors import Cause
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.strategy import Obj, StatusStrategy, Strategy
-from fakeapi.validation import meta as meta_rules
+from fakeapi.registry.strategy import Obj, SpecStrategy, StatusStrategy
 from fakeapi.validation import scheduling as rules
 
 
-class PodGroupStrategy(Strategy):
+class PodGroupStrategy(SpecStrategy):
     """A PodGroup's spec is fixed at creation except `schedulingPolicy.gang.minCount`."""
 
-    def validate(self, obj: Obj, ctx: RequestContext) -> list[Cause]:
+    def validate_spec(self, obj: Obj) -> list[Cause]:
         """Policy and claims of a new group."""
-        return meta_rules.finalizer_names(obj["metadata"]) + rules.validate_pod_group_spec(
-            obj.get("spec"))
+        return rules.validate_pod_group_spec(obj.get("spec"))
 
-    def validate_update(self, new: Obj, old: Obj, ctx: RequestContext) -> list[Cause]:
+    def validate_spec_update(self, new: Obj, old: Obj) -> list[Cause]:
         """Immutable spec fields, then the create rules."""
-        return meta_rules.update_rules(new["metadata"], old["metadata"]) + \
-            rules.validate_pod_group_update(new.get("spec"), old.get("spec"))
+        return rules.validate_pod_group_update(new.get("spec"), old.get("spec"))
 
 
 class PodGroupStatusStrategy(StatusStrategy):
@@ -31,15 +28,13 @@ class PodGroupStatusStrategy(StatusStrategy):
         return rules.validate_pod_group_status(new)
 
 
-class WorkloadStrategy(Strategy):
+class WorkloadStrategy(SpecStrategy):
     """Workload templates: fixed in number and name once created."""
 
-    def validate(self, obj: Obj, ctx: RequestContext) -> list[Cause]:
+    def validate_spec(self, obj: Obj) -> list[Cause]:
         """Templates of a new workload."""
-        return meta_rules.finalizer_names(obj["metadata"]) + rules.validate_workload_spec(
-            obj.get("spec"))
+        return rules.validate_workload_spec(obj.get("spec"))
 
-    def validate_update(self, new: Obj, old: Obj, ctx: RequestContext) -> list[Cause]:
+    def validate_spec_update(self, new: Obj, old: Obj) -> list[Cause]:
         """Template count, names and controllerRef are immutable."""
-        return meta_rules.update_rules(new["metadata"], old["metadata"]) + \
-            rules.validate_workload_update(new.get("spec"), old.get("spec"))
+        return rules.validate_workload_update(new.get("spec"), old.get("spec"))

@@ -15,6 +15,7 @@ from fakeapi.errors import Cause
 from fakeapi.features import FeatureGates
 from fakeapi.kinds import Kind
 from fakeapi.registry.context import RequestContext
+from fakeapi.validation import meta as meta_rules
 
 Obj = dict[str, Any]
 
@@ -62,6 +63,27 @@ class Strategy:
     def finalizers_pending(self, obj: Obj) -> bool:
         """Whether a deleting object must stay until finalizers are removed."""
         return bool(obj["metadata"].get("finalizers"))
+
+
+class SpecStrategy(Strategy):
+    """A kind validated like upstream's: the ObjectMeta finalizer rules, then its spec rules."""
+
+    def validate(self, obj: Obj, ctx: RequestContext) -> list[Cause]:
+        """Finalizer names, then the kind's rules."""
+        return meta_rules.finalizer_names(obj["metadata"]) + self.validate_spec(obj)
+
+    def validate_update(self, new: Obj, old: Obj, ctx: RequestContext) -> list[Cause]:
+        """Finalizer rules of an update, then the kind's update rules."""
+        return (meta_rules.update_rules(new["metadata"], old["metadata"])
+                + self.validate_spec_update(new, old))
+
+    def validate_spec(self, obj: Obj) -> list[Cause]:
+        """Kind-specific rules of a new object."""
+        return []
+
+    def validate_spec_update(self, new: Obj, old: Obj) -> list[Cause]:
+        """Kind-specific rules of an update (by default: the create rules again)."""
+        return self.validate_spec(new)
 
 
 class StatusStrategy:

@@ -5,7 +5,6 @@ escalation checks, and DRA's synthetic claim-status permissions."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,25 +12,21 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import SEED_GATES, Kubectl, ServerProcess, kubectl_path, start_server
+from tests.conftest import (
+    SEED_GATES,
+    Kubectl,
+    ServerProcess,
+    claim_manifest,
+    kubectl_path,
+    require_kubectl,
+    start_server,
+)
 
 TOKENS = '''alice-token,alice,1001,"dev,qa"
 bob-token,bob,1002
 sched-token,sched,1003
 '''
 ROLES = ("view", "edit", "admin")
-CLAIM = """
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata:
-  name: {name}
-spec:
-  devices:
-    requests:
-    - name: gpu
-      exactly:
-        deviceClassName: gpu.example.com
-"""
 ALLOCATION = {"status": {"allocation": {
     "devices": {"results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "node-1",
                              "device": "gpu-0"}]},
@@ -46,10 +41,7 @@ NODE_EXTRA = "authentication.kubernetes.io/node-name={node}"
 @pytest.fixture(scope="module")
 def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     """A server with a token file and the gates the seeds use (RPSRs are served)."""
-    if kubectl_path() is None:
-        if os.environ.get("CI"):
-            pytest.fail("kubectl v1.37 is not installed: run scripts/install_kubectl.py")
-        pytest.skip("kubectl v1.37 not installed (scripts/install_kubectl.py)")
+    require_kubectl()
     tmp = tmp_path_factory.mktemp("auth")
     tokens = tmp / "tokens.csv"
     tokens.write_text(TOKENS)
@@ -92,7 +84,7 @@ def namespaces(admin: Kubectl) -> dict[str, str]:
         admin("create", "namespace", ns)
         admin("create", "rolebinding", f"alice-{role}", f"--clusterrole={role}", "--user=alice",
               "-n", ns)
-        admin("apply", "-n", ns, "-f", "-", input=CLAIM.format(name="existing"))
+        admin("apply", "-n", ns, "-f", "-", input=claim_manifest("existing"))
         out[role] = ns
     return out
 
@@ -170,7 +162,7 @@ CASES = [
     # (role, args, stdin, None when allowed else (prefix, what, verb, resource, group, scoped))
     ("view", ["get", "resourceclaims"], None, None),
     ("view", ["get", "resourceclaim", "existing", "--subresource=status"], None, None),
-    ("view", ["create", "-f", "-"], CLAIM.format(name="new"),
+    ("view", ["create", "-f", "-"], claim_manifest("new"),
      ('error when creating "STDIN": ', f"resourceclaims.{RC}", "create", "resourceclaims", RC,
       True)),
     ("view", ["delete", "resourceclaim", "existing"], None,
@@ -179,7 +171,7 @@ CASES = [
     ("view", ["get", "rolebindings"], None,
      ("", "rolebindings.rbac.authorization.k8s.io", "list", "rolebindings",
       "rbac.authorization.k8s.io", True)),
-    ("edit", ["create", "-f", "-"], CLAIM.format(name="new"), None),
+    ("edit", ["create", "-f", "-"], claim_manifest("new"), None),
     ("edit", ["label", "resourceclaim", "existing", "a=b"], None, None),
     ("edit", ["patch", "resourceclaim", "existing", "--subresource=status", "--type=merge",
               "-p", '{"status":{"devices":[]}}'], None,
@@ -298,7 +290,7 @@ def test_can_i_list(admin: Kubectl, namespaces: dict[str, str], role: str, resou
 def test_claim_status_needs_binding_and_driver_permissions(admin: Kubectl) -> None:
     ns = "auth-status"
     admin("create", "namespace", ns)
-    admin("apply", "-n", ns, "-f", "-", input=CLAIM.format(name="c1"))
+    admin("apply", "-n", ns, "-f", "-", input=claim_manifest("c1"))
     admin("create", "clusterrole", "claim-status-writer", "--verb=get,update,patch",
           "--resource=resourceclaims,resourceclaims/status")
     admin("create", "clusterrolebinding", "sched-status", "--clusterrole=claim-status-writer",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, Kubectl, kubectl_path, start_server
+from tests.conftest import ROOT, Kubectl, require_kubectl, start_server
 
 SEEDS = ROOT / "tests" / "data" / "seeds"
 DEFAULT = ""
@@ -19,9 +19,7 @@ WORKLOADS_NO_CLAIMS = "DRAResourcePoolStatus=true,GenericWorkload=true,DRADevice
 
 
 def _kubectl(tmp: Path, gates: str) -> Iterator[Kubectl]:
-    binary = kubectl_path()
-    if binary is None:
-        pytest.skip("kubectl v1.37 not installed (scripts/install_kubectl.py)")
+    binary = require_kubectl()
     extra = ("--feature-gates", gates) if gates else ()
     srv = start_server(tmp / "data", *extra)
     try:

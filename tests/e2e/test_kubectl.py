@@ -13,25 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import Kubectl
+from tests.conftest import Kubectl, claim_manifest
 
 SEEDS = sorted((Path(__file__).parent.parent / "data" / "seeds").glob("*.yaml"))
-CLAIM = """
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata:
-  name: {name}
-  namespace: {ns}
-  labels: {{app: demo}}
-spec:
-  devices:
-    requests:
-    - name: gpu
-      exactly:
-        deviceClassName: gpu.example.com
-"""
-
-
 _COUNTER = itertools.count()
 
 
@@ -70,7 +54,8 @@ def ns(kubectl: Kubectl) -> str:
 
 
 def _claim(kubectl: Kubectl, ns: str, name: str = "c1") -> None:
-    kubectl("apply", "-f", "-", input=CLAIM.format(name=name, ns=ns))
+    claim = claim_manifest(name, namespace=ns, labels={"app": "demo"})
+    kubectl("apply", "-f", "-", input=claim)
 
 
 def test_version_and_api_resources(kubectl: Kubectl) -> None:

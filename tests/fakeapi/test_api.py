@@ -26,6 +26,7 @@ from fakeapi.clock import VirtualClock
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.registry.context import RequestContext
 from fakeapi.server import create_app
+from tests.conftest import LABEL_MSG, SUBDOMAIN_MSG
 
 Obj = dict[str, Any]
 DATA = Path(__file__).resolve().parent.parent / "data" / "api"
@@ -43,13 +44,6 @@ START = "2026-01-01T00:00:00Z"  # the VirtualClock's default start
 NAME_SUFFIX = "[bcdfghjklmnpqrstvwxz2456789]{5}"
 OPTIMISTIC = ("the object has been modified; please apply your changes to the latest version "
               "and try again")
-SUBDOMAIN = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-             "'-' or '.', and must start and end with an alphanumeric character (e.g. "
-             "'example.com', regex used for validation is "
-             "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
-DNS_LABEL = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
-             "'-', and must start and end with an alphanumeric character (e.g. 'my-name',  or "
-             "'123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
 CONTINUE_EXPIRED = (
     "The provided continue parameter is too old to display a consistent list result. You can "
     "start a new list without the continue parameter, or use the continue token in this "
@@ -262,14 +256,14 @@ BAD_INPUT = [
         params=(("fieldValidation", "Strict"),)),
     # names and labels
     Bad("name-uppercase", "POST", CM, 422, "Invalid",
-        f'ConfigMap "Upper" is invalid: metadata.name: Invalid value: "Upper": {SUBDOMAIN}',
+        f'ConfigMap "Upper" is invalid: metadata.name: Invalid value: "Upper": {SUBDOMAIN_MSG}',
         body=cm("Upper"), causes=[("metadata.name", "FieldValueInvalid")],
         details={"name": "Upper", "kind": "ConfigMap"}),
     Bad("name-too-long", "POST", CM, 422, "Invalid",
         f'ConfigMap "{LONG}" is invalid: metadata.name: Invalid value: "{LONG}": must be no '
         "more than 253 bytes", body=cm(LONG), causes=[("metadata.name", "FieldValueInvalid")]),
     Bad("namespace-name-not-a-dns-label", "POST", NS, 422, "Invalid",
-        f'Namespace "a_b" is invalid: metadata.name: Invalid value: "a_b": {DNS_LABEL}',
+        f'Namespace "a_b" is invalid: metadata.name: Invalid value: "a_b": {LABEL_MSG}',
         body={"metadata": {"name": "a_b"}}, causes=[("metadata.name", "FieldValueInvalid")]),
     Bad("namespace-name-with-dots", "POST", NS, 422, "Invalid",
         'Namespace "a.b" is invalid: metadata.name: Invalid value: "a.b": must not contain dots',

@@ -8,16 +8,7 @@ import pytest
 
 from fakeapi.errors import ApiError
 from fakeapi.selectors import parse_field_selector, parse_label_selector
-
-KEY_NAME_MSG = (
-    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
-    "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used "
-    "for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
-VALUE_MSG = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
-    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
-    "'my_value',  or '12345', regex used for validation is "
-    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+from tests.conftest import KEY_NAME_MSG, VALUE_MSG
 
 LABELS = {"app": "web", "tier": "front", "env": "", "gpu.example.com/count": "4"}
 
