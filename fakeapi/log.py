@@ -19,28 +19,61 @@ import orjson
 ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
 
 DEFAULT_RETENTION = 100_000
+WAKE_WINDOW = 0.002
+"""Seconds between a commit and waking its watchers (coalesces bursts, bounds latency)."""
 
 
 class Event:
-    """One committed change: type, the object's identity, the full object, actor and time."""
+    """One committed change: type, the object's identity, the full object, actor and time.
 
-    __slots__ = ("revision", "type", "resource", "namespace", "name", "object", "raw", "prev",
-                 "actor", "time", "_lines")
+    While an event is the object's current state it holds the decoded object; once a later
+    event supersedes it, only the encoded bytes stay (`supersede()`), and the decoded forms
+    of it and of its predecessor (`prev`) are rebuilt on demand. That keeps the retained
+    window of the log at roughly the size of its JSON.
+    """
+
+    __slots__ = ("revision", "type", "resource", "namespace", "name", "_object", "raw",
+                 "_prev", "_prev_raw", "actor", "time", "_lines")
 
     def __init__(self, *, revision: int, type: str, resource: str, namespace: str, name: str,
-                 object: dict[str, Any], raw: bytes, prev: dict[str, Any] | None, actor: str,
+                 object: dict[str, Any] | None, raw: bytes, prev_raw: bytes | None, actor: str,
                  time: str) -> None:
         self.revision = revision
         self.type = type
         self.resource = resource
         self.namespace = namespace
         self.name = name
-        self.object = object
+        self._object = object
         self.raw = raw
-        self.prev = prev
+        self._prev: dict[str, Any] | None = None
+        self._prev_raw = prev_raw
         self.actor = actor
         self.time = time
         self._lines: dict[str, bytes] | None = None
+
+    @property
+    def object(self) -> dict[str, Any]:
+        """The object as committed (decoded again from `raw` once superseded; don't mutate)."""
+        obj = self._object
+        return obj if obj is not None else orjson.loads(self.raw)
+
+    @property
+    def prev(self) -> dict[str, Any] | None:
+        """The object's previous version (None when this event created it)."""
+        if self._prev is None and self._prev_raw is not None:
+            self._prev = orjson.loads(self._prev_raw)
+        return self._prev
+
+    def supersede(self) -> None:
+        """A later event of the same object was committed: keep only the encoded forms."""
+        self._object = None
+        self._prev = None
+        self._lines = None
+
+    def forget_prev(self) -> None:
+        """Compacted out of the window: snapshots before it are Expired, old versions may go."""
+        self._prev = None
+        self._prev_raw = None
 
     @property
     def key(self) -> str:
@@ -66,13 +99,13 @@ class Event:
         return head + b"\n" + self.raw
 
     @classmethod
-    def from_record(cls, data: bytes, prev: dict[str, Any] | None) -> Event:
+    def from_record(cls, data: bytes, prev_raw: bytes | None) -> Event:
         """Inverse of `record()`."""
         head, _, raw = data.partition(b"\n")
         h = orjson.loads(head)
         return cls(revision=h["r"], type=h["t"], resource=h["res"], namespace=h["ns"],
-                   name=h["n"], object=orjson.loads(raw), raw=raw, prev=prev, actor=h["a"],
-                   time=h["ts"])
+                   name=h["n"], object=orjson.loads(raw), raw=raw, prev_raw=prev_raw,
+                   actor=h["a"], time=h["ts"])
 
 
 def _rev(e: Event) -> int:
@@ -108,6 +141,8 @@ class EventLog:
         self._by_resource: dict[str, list[Event]] = {}
         self._compacted_change: dict[str, int] = {}  # newest compacted event per resource
         self._waiters: dict[str, list[asyncio.Future[object]]] = {}
+        self._to_wake: set[str] = set()
+        self._wake_handle: asyncio.TimerHandle | None = None
         self._wal_seq = 0
 
     @property
@@ -124,13 +159,30 @@ class EventLog:
         self.revision = event.revision
         self._events.append(event)
         self._by_resource.setdefault(event.resource, []).append(event)
-        waiters = self._waiters.pop(event.resource, None)
-        if waiters:
-            for fut in waiters:
-                if not fut.done():
-                    fut.set_result(None)
+        if event.resource in self._waiters:
+            self._wake_soon(event.resource)
         if len(self._events) > self.retention + self.retention // 4:
             self.compact(self.revision - self.retention)
+
+    def _wake_soon(self, resource: str) -> None:
+        """Wake a resource's watchers once per short window, not once per event: under a
+        burst every watcher then drains many events per wake-up and writes them at once."""
+        self._to_wake.add(resource)
+        if self._wake_handle is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # no loop (replay, sync callers): nobody can be waiting
+                self._wake()
+                return
+            self._wake_handle = loop.call_later(WAKE_WINDOW, self._wake)
+
+    def _wake(self) -> None:
+        self._wake_handle = None
+        resources, self._to_wake = self._to_wake, set()
+        for resource in resources:
+            for fut in self._waiters.pop(resource, ()):
+                if not fut.done():
+                    fut.set_result(None)
 
     async def durable(self) -> None:
         """Wait until every appended event is on disk (no-op in memory mode)."""
@@ -145,7 +197,7 @@ class EventLog:
         dropped, self._events = self._events[:cut], self._events[cut:]
         self._first = revision + 1
         for e in dropped:
-            e.prev = None  # snapshots before the window are Expired: old versions may go
+            e.forget_prev()
         for resource, events in self._by_resource.items():
             i = bisect.bisect_right(events, revision, key=_rev)
             if i:
@@ -163,7 +215,7 @@ class EventLog:
         if revision < self.oldest_revision:
             raise CompactedError(revision, self.oldest_revision)
         events = self._by_resource.get(resource)
-        if not events:
+        if not events or events[-1].revision <= revision:
             return []
         i = bisect.bisect_right(events, revision, key=_rev)
         return events[i:]

@@ -9,6 +9,7 @@ retained events carry.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,6 +20,7 @@ from fakeapi.clock import Clock, rfc3339
 from fakeapi.log import ADDED, DELETED, CompactedError, Event, EventLog
 
 Obj = dict[str, Any]
+GC_FREEZE_EVERY = 1000
 
 
 def _key(namespace: str, name: str) -> str:
@@ -39,6 +41,7 @@ class Store:
         self.log = log
         self.clock = clock
         self._view: dict[str, SortedDict] = {}
+        self._commits = 0
 
     @property
     def revision(self) -> int:
@@ -116,26 +119,40 @@ class Store:
         old = table.get(key)
         event = Event(revision=revision, type=type, resource=resource, namespace=namespace,
                       name=name, object=obj, raw=orjson.dumps(obj),
-                      prev=old.object if old is not None else None, actor=actor,
+                      prev_raw=old.raw if old is not None else None, actor=actor,
                       time=rfc3339(self.clock.now()))
         self.log.append(event)
         self._apply(table, key, event)
         return event
 
-    @staticmethod
-    def _apply(table: SortedDict, key: str, event: Event) -> None:
-        if event.type == DELETED:
-            table.pop(key, None)
-        else:
+    def _apply(self, table: SortedDict, key: str, event: Event) -> None:
+        old = table.pop(key, None) if event.type == DELETED else table.get(key)
+        if event.type != DELETED:
             table[key] = event
+        if old is not None:
+            old.supersede()
+        self._commits += 1
+        if self._commits % GC_FREEZE_EVERY == 0:
+            # The view is many long-lived JSON dicts without cycles: keep them out of the
+            # cyclic collector's full scans (those pauses grow with the store: ~0.2 s at 20k
+            # claims). Acyclic garbage is still freed by reference counting.
+            gc.freeze()
 
     def replay(self, records: list[bytes]) -> None:
         """Rebuild log and view from durable records (startup with a data directory)."""
+        gc.disable()  # nothing here makes cycles; a full collection per batch would dominate
+        try:
+            self._replay(records)
+        finally:
+            gc.enable()
+            gc.freeze()
+
+    def _replay(self, records: list[bytes]) -> None:
         for data in records:
             head_resource, key = _peek(data)
             table = self._table(head_resource)
             old = table.get(key)
-            event = Event.from_record(data, old.object if old is not None else None)
+            event = Event.from_record(data, old.raw if old is not None else None)
             self.log.append(event, durable=False)
             self._apply(table, key, event)
 
