@@ -61,10 +61,12 @@ SERVER_OWNED_META = ("uid", "resourceVersion", "creationTimestamp", "generation"
                      "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields")
 
 # Upstream `stripMetaManager`: these members never appear in a manager's set.
-_STRIP = fp.from_paths([("f:apiVersion",), ("f:kind",), ("f:metadata",)] + [
-    ("f:metadata", "f:" + f) for f in ("name", "namespace", "creationTimestamp", "selfLink",
+_STRIP_ROOT = frozenset({"f:apiVersion", "f:kind", "f:metadata"})
+_STRIP_META = frozenset("f:" + f for f in ("name", "namespace", "creationTimestamp", "selfLink",
                                        "uid", "clusterName", "generation", "managedFields",
-                                       "resourceVersion")])
+                                       "resourceVersion"))
+_STRIP = fp.from_paths([(pe,) for pe in sorted(_STRIP_ROOT)]
+                       + [("f:metadata", pe) for pe in sorted(_STRIP_META)])
 
 # List-map key fields with a schema default upstream (the 1.37 JSON schemas drop defaults).
 _KEY_DEFAULTS = {"protocol": "TCP"}
@@ -82,7 +84,8 @@ _SCALAR, _STRUCT, _MAP, _LIST, _ANY = "scalar", "struct", "map", "list", "any"
 class _Type:
     """One schema node compiled for merging: its shape, atomicity and children (lazily)."""
 
-    __slots__ = ("kind", "atomic", "props", "extra", "items", "keys", "required", "_kids")
+    __slots__ = ("kind", "atomic", "props", "extra", "items", "keys", "required", "nonpointer",
+                 "_kids")
 
     def __init__(self, kind: str, *, atomic: bool = False, props: dict[str, Schema] | None = None,
                  extra: Schema | None = None, items: Schema | None = None,
@@ -94,6 +97,9 @@ class _Type:
         self.items = items
         self.keys = keys
         self.required = frozenset(required)
+        # Go non-pointer struct fields: never absent, so never "added" or "removed" themselves.
+        self.nonpointer = frozenset(k for k in self.props
+                                    if k in _ALWAYS_PRESENT or k in self.required)
         self._kids: dict[str, _Type] = {}
 
     def declares(self, name: str) -> bool:
@@ -284,7 +290,9 @@ def _is_container(v: Any, t: _Type) -> str:
 
 def _compare(o: Any, n: Any, t: _Type) -> tuple[FieldSet | None, FieldSet | None]:
     """Nodes (changed = added or modified, removed) for one path, like upstream `Compare`."""
-    if o is not _MISSING and n is not _MISSING and (o is n or o == n):
+    if o is _MISSING:  # added (the loops below never pass two missing values)
+        return _added(n, t), None
+    if n is not _MISSING and (o is n or o == n):
         return None, None
     ko, kn = _is_container(o, t), _is_container(n, t)
     shape = kn if ko == "e" else ko
@@ -297,19 +305,21 @@ def _compare(o: Any, n: Any, t: _Type) -> tuple[FieldSet | None, FieldSet | None
         nd = n if isinstance(n, dict) else {}
         for k in _keys(od, nd):
             co, cn = od.get(k, _MISSING), nd.get(k, _MISSING)
-            if co is not _MISSING and cn is not _MISSING and (co is cn or co == cn):
+            # A Go non-pointer field is never absent: compare with its empty value.
+            if co is _MISSING:  # added
+                ct = t.field(k)
+                if k in t.nonpointer and isinstance(cn, (dict, list)):
+                    c, r = _added_from_empty(cn, ct), None
+                else:
+                    c, r = _added(cn, ct), None
+            elif cn is _MISSING:  # removed
+                if k in t.nonpointer and isinstance(co, (dict, list)):
+                    cn = type(co)()
+                c, r = _compare(co, cn, t.field(k))
+            elif co is cn or co == cn:
                 continue
-            ct = t.field(k)
-            if (co is _MISSING or cn is _MISSING) and t.declares(k) and (
-                    k in _ALWAYS_PRESENT or k in t.required):
-                # A Go non-pointer field is never absent: compare with its empty value.
-                other = cn if co is _MISSING else co
-                if isinstance(other, (dict, list)):
-                    if co is _MISSING:
-                        co = type(other)()
-                    else:
-                        cn = type(other)()
-            c, r = _compare(co, cn, ct)
+            else:
+                c, r = _compare(co, cn, t.field(k))
             pe = fp.field_pe(k)
             if c is not None:
                 chg[pe] = c
@@ -354,10 +364,93 @@ def _scope(fs: FieldSet, subresource: str) -> FieldSet:
 def _diff(old: dict[str, Any], new: dict[str, Any], t: _Type, subresource: str
           ) -> tuple[FieldSet, FieldSet]:
     """(changed, removed) between two objects, limited to what the write may own."""
-    c, r = _compare(old, new, t)
-    chg = fp.difference(_scope(fp.children(c) if c else {}, subresource), _STRIP)
-    rem = fp.difference(_scope(fp.children(r) if r else {}, subresource), _STRIP)
+    c, r = _compare(old, new, t)  # fresh sets (never shared with the objects): strip in place
+    chg = _strip_meta(_scope(fp.children(c) if c else {}, subresource))
+    rem = _strip_meta(_scope(fp.children(r) if r else {}, subresource))
     return chg, rem
+
+
+def _added(n: Any, t: _Type) -> FieldSet:
+    """The changed node of a value the write added, in canonical order: what
+    `_compare(_MISSING, n, t)` returns, without building anything to subtract or sort later."""
+    kids = None
+    if isinstance(n, dict):
+        if n and t.granular_dict():
+            kids = _added_fields(n, t)
+    elif isinstance(n, list) and n and t.granular_list():
+        idx = _index(t, n)
+        if idx is not None:
+            kids = _added_items(idx, t.elem())
+    return {fp.DOT: {}, **kids} if kids else {}  # a member, with its children if any
+
+
+def _added_from_empty(n: Any, t: _Type) -> FieldSet | None:
+    """The changed node of a Go non-pointer field set to `n` (a dict or list): what
+    `_compare(type(n)(), n, t)` returns (empty → nothing; the container is never a member)."""
+    if not n:
+        return None
+    if isinstance(n, dict):
+        if t.granular_dict():
+            return _added_fields(n, t) or None
+    elif t.granular_list():
+        idx = _index(t, n)
+        if idx is not None:
+            return _added_items(idx, t.elem()) or None
+    return {}
+
+
+def _added_fields(n: dict[str, Any], t: _Type) -> FieldSet:
+    """Children of an added granular dict, sorted like `fp.canonical` (`f:` keys sort by name)."""
+    out: FieldSet = {}
+    for k in sorted(n):
+        cn = n[k]
+        if not isinstance(cn, (dict, list)):
+            out["f:" + k] = {}
+        elif k in t.nonpointer:
+            node = _added_from_empty(cn, t.field(k))
+            if node is not None:
+                out["f:" + k] = node
+        else:
+            out["f:" + k] = _added(cn, t.field(k))
+    return out
+
+
+def _added_items(idx: list[tuple[str, Any]], elem: _Type) -> FieldSet:
+    """Children of an added granular list (the first item of duplicate keys counts)."""
+    first: dict[str, Any] = {}
+    for pe, item in idx:
+        first.setdefault(pe, item)
+    return {pe: _added(first[pe], elem) for pe in sorted(first, key=fp.pe_sort_key)}
+
+
+def _created(new: dict[str, Any], t: _Type, subresource: str) -> FieldSet:
+    """What `_diff({}, new, t, subresource)` reports as changed, in canonical order (a create:
+    every field is added)."""
+    if not new or not t.granular_dict():
+        return {}
+    if subresource == "status":
+        scoped = {"status": new["status"]} if "status" in new else {}
+    else:
+        scoped = {k: v for k, v in new.items() if k != "status"}
+    return _strip_meta(_added_fields(scoped, t))
+
+
+def _strip_meta(fs: FieldSet) -> FieldSet:
+    """`fp.difference(fs, _STRIP)` done in place on a freshly built set: the stripped paths
+    stop being members (their children, if any, stay)."""
+    meta = fs.get("f:metadata")
+    if meta is not None:
+        _unmember(meta, _STRIP_META)
+    _unmember(fs, _STRIP_ROOT)
+    return fs
+
+
+def _unmember(fs: FieldSet, pes: frozenset[str]) -> None:
+    for pe in pes & fs.keys():
+        node = fs[pe]
+        node.pop(fp.DOT, None)
+        if not node:
+            del fs[pe]
 
 
 # --------------------------------------------------------------------------- merge / prune
@@ -510,14 +603,14 @@ class _Entry:
             s += f" using {self.api_version}"
         return s
 
-    def to_wire(self) -> dict[str, Any]:
-        """The `ManagedFieldsEntry` object."""
+    def to_wire(self, *, canonical: bool = True) -> dict[str, Any]:
+        """The `ManagedFieldsEntry` object (`canonical=False`: the fields are in wire order)."""
         d: dict[str, Any] = {"manager": self.manager, "operation": self.operation,
                              "apiVersion": self.api_version}
         if self.time:
             d["time"] = self.time
         d["fieldsType"] = FIELDS_V1
-        d["fieldsV1"] = fp.canonical(self.fields)
+        d["fieldsV1"] = fp.canonical(self.fields) if canonical else self.fields
         if self.subresource:
             d["subresource"] = self.subresource
         return d
@@ -664,6 +757,16 @@ def record_update(old: dict[str, Any] | None, new: dict[str, Any], *, manager: s
         meta.pop("managedFields", None)
         return []
     api_version = str(new.get("apiVersion") or (old or {}).get("apiVersion") or "")
+    if old is None and not managed:
+        # A create: one walk of `new` gives the only entry, already in wire order.
+        chg = _created(_without_managed(new), _compile(schema), subresource)
+        if not chg:
+            meta.pop("managedFields", None)
+            return []
+        encoded = [_Entry(manager, UPDATE, api_version, subresource, chg, now).to_wire(
+            canonical=False)]
+        meta["managedFields"] = encoded
+        return encoded
     chg, rem = _diff(_without_managed(old), _without_managed(new), _compile(schema), subresource)
     for e in managed.values():
         e.fields = fp.difference(fp.difference(e.fields, chg), rem)

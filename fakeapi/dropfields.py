@@ -13,7 +13,8 @@ map value and `**` for any depth (for nested composite pod-group templates).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+import functools
+from collections.abc import Iterable
 from typing import Any
 
 from fakeapi.features import GateReader
@@ -131,12 +132,12 @@ def drop_disabled_fields(resource: str, new: Obj, old: Obj | None, gates: GateRe
         return []
     dropped: list[str] = []
     for rule in _BY_TARGET.get((resource, subresource or "spec"), ()):
-        if all(gates.enabled(g) for g in rule.gates):
+        if all(map(gates.enabled, rule.gates)):
             continue
         if rule.ratchet and old is not None and in_use(old, rule.fields + rule.in_use):
             continue
         for path in rule.fields:
-            matches = list(_locate(new, path.split(".")))
+            matches = _locate(new, path)
             for parent, key in matches:
                 del parent[key]
             if matches:
@@ -147,7 +148,7 @@ def drop_disabled_fields(resource: str, new: Obj, old: Obj | None, gates: GateRe
 def in_use(obj: Obj, paths: tuple[str, ...]) -> bool:
     """Whether any path is set in `obj` (an empty list counts as unset, as a nil slice)."""
     return any(parent[key] is not None and parent[key] != []
-               for path in paths for parent, key in _locate(obj, path.split(".")))
+               for path in paths for parent, key in _locate(obj, path))
 
 
 def rules_for(gate: str) -> list[Rule]:
@@ -155,26 +156,45 @@ def rules_for(gate: str) -> list[Rule]:
     return [r for r in RULES if gate in r.gates]
 
 
-def _children(node: Any) -> Iterator[Any]:
+def _children(node: Any) -> Iterable[Any]:
     if isinstance(node, dict):
-        yield from node.values()
-    elif isinstance(node, list):
-        yield from node
+        return node.values()
+    if isinstance(node, list):
+        return node
+    return ()
 
 
-def _locate(node: Any, segments: list[str]) -> Iterator[tuple[Obj, str]]:
+@functools.cache
+def _segments(path: str) -> tuple[str, ...]:
+    return tuple(path.split("."))
+
+
+def _locate(node: Any, path: str) -> list[tuple[Obj, str]]:
     """(mapping, key) for every place under `node` that the path names and that exists."""
-    head, rest = segments[0], segments[1:]
-    if head == "**":
-        yield from _locate(node, rest)
-        for child in _children(node):
-            yield from _locate(child, segments)
-    elif head == "*":
-        for child in _children(node):
-            if rest:
-                yield from _locate(child, rest)
-    elif isinstance(node, dict) and head in node:
-        if rest:
-            yield from _locate(node[head], rest)
-        else:
-            yield node, head
+    out: list[tuple[Obj, str]] = []
+    _find(node, _segments(path), 0, out)
+    return out
+
+
+def _find(node: Any, segments: tuple[str, ...], i: int, out: list[tuple[Obj, str]]) -> None:
+    """Append what `segments[i:]` names under `node` to `out` (field names followed in a loop,
+    wildcards by recursion)."""
+    while True:
+        head = segments[i]
+        i += 1
+        if head == "**":
+            _find(node, segments, i, out)
+            for child in _children(node):
+                _find(child, segments, i - 1, out)
+            return
+        if head == "*":
+            if i < len(segments):
+                for child in _children(node):
+                    _find(child, segments, i, out)
+            return
+        if not isinstance(node, dict) or head not in node:
+            return
+        if i == len(segments):
+            out.append((node, head))
+            return
+        node = node[head]

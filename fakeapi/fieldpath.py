@@ -179,15 +179,16 @@ def difference(a: FieldSet, b: FieldSet) -> FieldSet:
     """The paths of `a` that are not members of `b` (children of a removed path stay)."""
     if not a or not b:
         return a
-    out: FieldSet = {}
-    for k, an in a.items():
-        bn = b.get(k)
-        if bn is None:
-            out[k] = an
+    out = dict(a)
+    for k in b if len(b) < len(a) else a:  # only the shared keys change: visit the fewer
+        an, bn = a.get(k), b.get(k)
+        if an is None or bn is None:
             continue
         node = make_node(is_member(an) and not is_member(bn),
                          difference(children(an), children(bn)))
-        if node is not None:
+        if node is None:
+            del out[k]
+        else:
             out[k] = node
     return out
 
@@ -264,9 +265,14 @@ def from_paths(members: Iterable[tuple[str, ...]]) -> FieldSet:
 def canonical(fs: FieldSet) -> FieldSet:
     """A fresh copy in upstream's serialized order (`"."` first, then sorted path elements)."""
     out: FieldSet = {}
+    if not fs:  # most nodes are leaves
+        return out
     if DOT in fs:
         out[DOT] = {}
-    for k in sorted((k for k in fs if k != DOT), key=pe_sort_key):
+    keys = [k for k in fs if k != DOT]
+    if len(keys) > 1:
+        keys.sort(key=pe_sort_key)
+    for k in keys:
         out[k] = canonical(fs[k])
     return out
 
@@ -284,6 +290,6 @@ def is_valid(fs: Any) -> bool:
             continue
         if not isinstance(k, str) or k[:2] not in ("f:", "k:", "v:", "i:"):
             return False
-        if not is_valid(v):
+        if v and not is_valid(v):
             return False
     return True

@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import binascii
 import random
-import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -238,7 +237,7 @@ class Registry:
         now = rfc3339(self.store.clock.now())
         for f in SERVER_META:
             meta.pop(f, None)
-        meta["uid"] = str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
+        meta["uid"] = uuid4(self.rng)
         meta["creationTimestamp"] = now
         if kind.has_generation:
             meta["generation"] = 1
@@ -473,10 +472,10 @@ class Registry:
         if not isinstance(labels, dict):
             return causes
         for key, value in labels.items():
-            causes += [field_invalid("metadata.labels", key, m)
-                       for m in names.label_key_errors(key)]
-            causes += [field_invalid("metadata.labels", value, m)
-                       for m in names.label_value_errors(str(value))]
+            for m in names.label_key_errors(key):
+                causes.append(field_invalid("metadata.labels", key, m))
+            for m in names.label_value_errors(str(value)):
+                causes.append(field_invalid("metadata.labels", value, m))
         return causes
 
     def _generated_name(self, kind: Kind, namespace: str, prefix: str) -> str:
@@ -506,6 +505,17 @@ def _propagation(name: str, options: Obj) -> str:
             "propagationPolicy", f'Unsupported value: "{policy}": supported values: '
             '"Foreground", "Background", "Orphan"', "FieldValueNotSupported")])
     return str(policy)
+
+
+# uuid.UUID(version=4): the version nibble is 4 and the variant bits are RFC 4122's.
+_UUID4_KEEP = ~((0xC000 << 48) | (0xF000 << 64)) & ((1 << 128) - 1)
+_UUID4_SET = (0x8000 << 48) | (4 << 76)
+
+
+def uuid4(rng: random.Random) -> str:
+    """`str(uuid.UUID(int=rng.getrandbits(128), version=4))`, without building the object."""
+    h = f"{rng.getrandbits(128) & _UUID4_KEEP | _UUID4_SET:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def _spec_of(obj: Obj) -> dict[str, Any]:

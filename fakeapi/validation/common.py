@@ -5,6 +5,7 @@ Each mirrors the upstream helper it is named after and returns `Cause`s with ups
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
 import re
@@ -109,6 +110,8 @@ def truncate_key(text: str, max_len: int) -> str:
 
 def name_key(item: Any) -> Hashable:
     """Set key of items identified by `name`."""
+    if isinstance(item, dict):  # the common case, without the slower ABC check
+        return item.get("name", "")
     return item.get("name", "") if isinstance(item, Mapping) else item
 
 
@@ -119,14 +122,21 @@ def same_key(item: Any) -> Hashable:
 
 # ----- names --------------------------------------------------------------------------------
 
+# Names repeat across objects (request names, class names): remember their verdicts.
+_dns1123_label_errors = functools.lru_cache(maxsize=4096)(names.dns1123_label_errors)
+_dns1123_subdomain_errors = functools.lru_cache(maxsize=4096)(names.dns1123_subdomain_errors)
+
+
 def dns_label(value: Any, path: str) -> list[Cause]:
     """Same as upstream ValidateDNS1123Label."""
-    return [invalid(path, value, m) for m in names.dns1123_label_errors(str(value))]
+    errors = _dns1123_label_errors(str(value))
+    return [invalid(path, value, m) for m in errors] if errors else []
 
 
 def dns_subdomain(value: Any, path: str) -> list[Cause]:
     """Same as upstream ValidateDNS1123Subdomain."""
-    return [invalid(path, value, m) for m in names.dns1123_subdomain_errors(str(value))]
+    errors = _dns1123_subdomain_errors(str(value))
+    return [invalid(path, value, m) for m in errors] if errors else []
 
 
 def driver_name(value: Any, path: str) -> list[Cause]:

@@ -185,10 +185,15 @@ def validate_claim_spec(spec: Any, path: str, enabled: Enabled, *,
     causes = validate_set(devices.get("requests"), REQUESTS_MAX,
                           lambda r, p: _request(r or {}, p, ctx), name_key,
                           child(dpath, "requests"))
-    causes += validate_slice(devices.get("constraints"), CONSTRAINTS_MAX,
-                             lambda c, p: _constraint(c or {}, p, ctx), child(dpath, "constraints"))
-    causes += validate_slice(devices.get("config"), CONFIGS_MAX,
-                             lambda c, p: _claim_config(c or {}, p, ctx), child(dpath, "config"))
+    # Optional lists are only walked when present (an empty one has nothing to report).
+    if devices.get("constraints"):
+        causes += validate_slice(devices["constraints"], CONSTRAINTS_MAX,
+                                 lambda c, p: _constraint(c or {}, p, ctx),
+                                 child(dpath, "constraints"))
+    if devices.get("config"):
+        causes += validate_slice(devices["config"], CONFIGS_MAX,
+                                 lambda c, p: _claim_config(c or {}, p, ctx),
+                                 child(dpath, "config"))
     if ctx.derived_cost[0] > DERIVED_TOTAL_COST_MAX:
         causes.append(forbidden(dpath, "too complex, total cost of derived attribute CEL "
                                 "expressions in the claim exceeds cost limit"))
@@ -258,16 +263,19 @@ def _exact(req: Obj, path: str, ctx: _ClaimCtx, ref: str, *, sub: bool = False) 
     if sub:
         causes += _request_name(req.get("name"), child(path, "name"))
     causes += _device_class_ref(req.get("deviceClassName"), child(path, "deviceClassName"))
-    causes += validate_slice(req.get("selectors"), SELECTORS_MAX,
-                             lambda s, p: _selector(s or {}, p, ctx.enabled, ctx.stored),
-                             child(path, "selectors"))
-    causes += validate_set(req.get("derivedAttributes"), DERIVED_ATTRIBUTES_MAX,
-                           lambda d, p: _derived_attribute(d or {}, p, ctx, ref), name_key,
-                           child(path, "derivedAttributes"))
-    causes += _allocation_mode(req.get("allocationMode") or "", req.get("count") or 0,
-                               child(path, "allocationMode"), child(path, "count"))
-    causes += validate_slice(req.get("tolerations"), TOLERATIONS_MAX, _toleration,
-                             child(path, "tolerations"))
+    # Optional lists are only walked when present (an empty one has nothing to report).
+    if req.get("selectors"):
+        causes += validate_slice(req["selectors"], SELECTORS_MAX,
+                                 lambda s, p: _selector(s or {}, p, ctx.enabled, ctx.stored),
+                                 child(path, "selectors"))
+    if req.get("derivedAttributes"):
+        causes += validate_set(req["derivedAttributes"], DERIVED_ATTRIBUTES_MAX,
+                               lambda d, p: _derived_attribute(d or {}, p, ctx, ref), name_key,
+                               child(path, "derivedAttributes"))
+    causes += _allocation_mode(req.get("allocationMode") or "", req.get("count") or 0, path)
+    if req.get("tolerations"):
+        causes += validate_slice(req["tolerations"], TOLERATIONS_MAX, _toleration,
+                                 child(path, "tolerations"))
     capacity = (req.get("capacity") or {}).get("requests")
     if capacity:
         causes += validate_map(capacity, -1, QUALIFIED_NAME_MAX, qualified_name, None,
@@ -281,16 +289,17 @@ def _device_class_ref(name: Any, path: str) -> list[Cause]:
     return dns_subdomain(name, path)
 
 
-def _allocation_mode(mode: str, count: int, mode_path: str, count_path: str) -> list[Cause]:
+def _allocation_mode(mode: str, count: int, path: str) -> list[Cause]:
+    """`allocationMode` and `count` of the request at `path`."""
     if mode == "All":
         if count:
-            return [invalid(count_path, count, "must not be specified when allocationMode is "
-                            "'All'")]
+            return [invalid(child(path, "count"), count, "must not be specified when "
+                            "allocationMode is 'All'")]
     elif mode == "ExactCount":
         if count <= 0:
-            return [invalid(count_path, count, "must be greater than zero")]
+            return [invalid(child(path, "count"), count, "must be greater than zero")]
     else:
-        return [not_supported(mode_path, mode, ALLOCATION_MODES)]
+        return [not_supported(child(path, "allocationMode"), mode, ALLOCATION_MODES)]
     return []
 
 
