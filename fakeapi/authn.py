@@ -152,7 +152,13 @@ CertificateIdentity = Callable[[Any], "tuple[str, tuple[str, ...]] | None"]
 
 
 class Authenticator:
-    """Client certificate, then bearer token, then the fallback identity."""
+    """Client certificate, then bearer token, then the fallback identity.
+
+    Each identity is built once (per token, per certificate subject) and then shared: every
+    request of a client gets the same UserInfo.
+    """
+
+    _MAX_CERTIFICATE_USERS = 1024
 
     def __init__(self, *, tokens: Mapping[str, UserInfo] | None = None,
                  certificate: CertificateIdentity | None = None,
@@ -160,20 +166,33 @@ class Authenticator:
         self.tokens = dict(tokens or {})
         self.certificate = certificate
         self.fallback = fallback
+        self._token_users = {token: with_authenticated(user)
+                             for token, user in self.tokens.items()}
+        self._certificate_users: dict[tuple[str, tuple[str, ...]], UserInfo] = {}
 
     def authenticate(self, request: Any) -> UserInfo:
         """The identity of a request (an aiohttp request or anything with `headers`)."""
         if self.certificate is not None:
             ident = self.certificate(request)
             if ident is not None:
-                return with_authenticated(UserInfo(ident[0], groups=tuple(ident[1])))
-        token = bearer_token(request.headers.get("Authorization", ""))
+                return self._certificate_user(ident[0], tuple(ident[1]))
+        header = request.headers.get("Authorization")
+        token = bearer_token(header) if header else None
         if token is not None:
-            user = self.tokens.get(token)
+            user = self._token_users.get(token)
             if user is None:
                 raise unauthorized()
-            return with_authenticated(user)
+            return user
         return self.fallback
+
+    def _certificate_user(self, name: str, groups: tuple[str, ...]) -> UserInfo:
+        user = self._certificate_users.get((name, groups))
+        if user is None:
+            if len(self._certificate_users) >= self._MAX_CERTIFICATE_USERS:
+                self._certificate_users.clear()
+            user = with_authenticated(UserInfo(name, groups=groups))
+            self._certificate_users[(name, groups)] = user
+        return user
 
 
 def bearer_token(header: str) -> str | None:

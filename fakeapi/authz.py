@@ -54,22 +54,23 @@ def request_attributes(user: UserInfo, method: str, path: str,
                        query: Mapping[str, str] | None = None) -> Attributes:
     """What a REST request asks to do, as upstream's RequestInfo resolves it."""
     parts = [p for p in path.split("/") if p]
-    if len(parts) < 3 or parts[0] not in API_PREFIXES or parts[0] == "apis" and len(parts) < 4:
+    n = len(parts)
+    if n < 3 or parts[0] not in API_PREFIXES or parts[0] == "apis" and n < 4:
         return Attributes(user=user, verb=method.lower(), resource_request=False, path=path)
-    rest = parts[1:]
-    group = ""
     if parts[0] == "apis":
-        group, rest = rest[0], rest[1:]
-    version, rest = rest[0], rest[1:]
-    verb = METHOD_VERBS.get(method.upper(), method.lower())
-    if rest and rest[0] in ("watch", "proxy"):
-        verb, rest = rest[0], rest[1:]
+        group, version, i = parts[1], parts[2], 3
+    else:
+        group, version, i = "", parts[1], 2
+    verb = METHOD_VERBS.get(method.upper()) or method.lower()
+    if i < n and parts[i] in ("watch", "proxy"):
+        verb = parts[i]
+        i += 1
     namespace = ""
-    if rest and rest[0] == "namespaces":
-        if len(rest) > 1:
-            namespace = rest[1]
-            if len(rest) > 2 and rest[2] not in NAMESPACE_SUBRESOURCES:
-                rest = rest[2:]
+    if i + 1 < n and parts[i] == "namespaces":
+        namespace = parts[i + 1]
+        if i + 2 < n and parts[i + 2] not in NAMESPACE_SUBRESOURCES:
+            i += 2
+    rest = parts[i:i + 3]
     resource = rest[0] if rest else ""
     name = rest[1] if len(rest) > 1 else ""
     subresource = rest[2] if len(rest) > 2 else ""
@@ -79,9 +80,8 @@ def request_attributes(user: UserInfo, method: str, path: str,
         name = _name_from_field_selector(query.get("fieldSelector", ""))
     if not name and verb == "delete":
         verb = "deletecollection"
-    return Attributes(user=user, verb=verb, api_group=group, api_version=version,
-                      namespace=namespace, resource=resource, subresource=subresource,
-                      name=name, path=path)
+    return Attributes(user, verb, True, group, version, namespace, resource, subresource, name,
+                      path)
 
 
 # --- 403 --------------------------------------------------------------------------------
@@ -162,6 +162,11 @@ def _extras(headers: Any) -> dict[str, list[str]]:
     return extras
 
 
+def _impersonating(headers: Any) -> bool:
+    """Whether any header name starts with `Impersonate-` (in any case)."""
+    return any(key[:1] in "Ii" and key[:12].lower() == "impersonate-" for key in headers)
+
+
 def impersonate(authorizer: Authorizer, user: UserInfo, headers: Any) -> UserInfo:
     """The identity a request acts as: `user`, or whom its Impersonate-* headers name.
 
@@ -169,6 +174,8 @@ def impersonate(authorizer: Authorizer, user: UserInfo, headers: Any) -> UserInf
     userextras/<key>, uids), checked in that order as upstream does; the first refusal is
     the 403.
     """
+    if not _impersonating(headers):
+        return user
     target = (_header_values(headers, IMPERSONATE_USER) or [""])[0]
     groups = _header_values(headers, IMPERSONATE_GROUP)
     uid = (_header_values(headers, IMPERSONATE_UID) or [""])[0]

@@ -34,6 +34,10 @@ PATCH_TYPES = {
 }
 
 
+VERBS = ("get", "list", "watch", "create", "update", "patch", "delete")
+"""The verbs a Client call authorizes."""
+
+
 def _copy(obj: Any) -> Any:
     return orjson.loads(orjson.dumps(obj))
 
@@ -46,8 +50,9 @@ class Client:
         self.cluster = cluster
         self.user = user
         self.info = UserInfo(user, groups=(*groups, AUTHENTICATED), extra=dict(extra or {}))
-        self._ctx = RequestContext(user=user, groups=self.info.groups, extra=self.info.extra,
-                                   field_manager=user.rsplit(":", 1)[-1])
+        ctx = RequestContext(user=user, groups=self.info.groups, extra=self.info.extra,
+                             field_manager=user.rsplit(":", 1)[-1])
+        self._contexts = {verb: dataclasses.replace(ctx, verb=verb) for verb in VERBS}
 
     def _authorize(self, verb: str, kind: Kind, namespace: str | None, name: str = "",
                    subresource: str = "") -> RequestContext:
@@ -56,7 +61,7 @@ class Client:
             user=self.info, verb=verb, api_group=kind.group, api_version=kind.version,
             namespace=namespace or "", resource=kind.plural, subresource=subresource,
             name=name))
-        return dataclasses.replace(self._ctx, verb=verb)
+        return self._contexts[verb]
 
     def kind(self, resource: str) -> Kind:
         """The kind served under a resource id (404 when not served)."""
@@ -68,7 +73,7 @@ class Client:
 
     async def _done(self, result: WriteResult) -> Obj:
         await self.cluster.log.durable()
-        return _copy(result.object)
+        return orjson.loads(result.raw)  # a copy the caller owns
 
     async def get(self, resource: str, name: str, namespace: str = "") -> Obj:
         """GET one object."""

@@ -59,6 +59,9 @@ class Decision:
     reason: str = ""
 
 
+ALLOWED = Decision(True)
+
+
 # --- rules ------------------------------------------------------------------------------
 
 
@@ -252,7 +255,12 @@ def not_found_message(kind: str, name: str) -> str:
 
 
 class Policy:
-    """An immutable index of roles and bindings, with aggregation resolved."""
+    """An immutable index of roles and bindings, with aggregation resolved.
+
+    It remembers its decisions: a change of any role or binding builds a new Policy.
+    """
+
+    MAX_DECISIONS = 4096
 
     def __init__(self, *, cluster_roles: Iterable[Obj] = (), roles: Iterable[Obj] = (),
                  cluster_role_bindings: Iterable[Obj] = (),
@@ -271,6 +279,7 @@ class Policy:
             self.namespace_bindings.setdefault(b.namespace, []).append(b)
         for bindings in self.namespace_bindings.values():
             bindings.sort(key=lambda b: b.name)
+        self._decisions: dict[Attributes, Decision] = {}
 
     def role_rules(self, kind: str, name: str, namespace: str) -> tuple[Rule, ...] | None:
         """Rules of a roleRef (a Role resolves in `namespace`); None when it doesn't exist."""
@@ -295,6 +304,17 @@ class Policy:
 
     def authorize(self, a: Attributes) -> Decision:
         """Allowed when a rule of a bound role allows it; the reason names the binding."""
+        try:
+            decision = self._decisions.get(a)
+        except TypeError:  # unhashable attributes (from a review body): not remembered
+            return self._decide(a)
+        if decision is None:
+            if len(self._decisions) >= self.MAX_DECISIONS:
+                self._decisions.clear()
+            decision = self._decisions[a] = self._decide(a)
+        return decision
+
+    def _decide(self, a: Attributes) -> Decision:
         errors: list[str] = []
         for binding, subject, rules in self._applicable(a.user, a.namespace):
             if rules is None:
@@ -392,7 +412,7 @@ class Authorizer:
     def authorize(self, a: Attributes) -> Decision:
         """The decision for one request."""
         if self.privileged(a.user):
-            return Decision(True)
+            return ALLOWED
         return self._policy().authorize(a)
 
     def rules_for(self, user: UserInfo, namespace: str) -> RulesResult:

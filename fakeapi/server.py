@@ -56,6 +56,7 @@ PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
                "application/strategic-merge-patch+json", "application/apply-patch+yaml")
 BODY_TYPES = ("application/json", "application/yaml", protobuf.CONTENT_TYPE, "")
 FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
+MAX_CONTEXTS = 1024
 _N = TypeVar("_N", int, float)
 
 
@@ -99,6 +100,7 @@ class Api:
         self.cluster = cluster
         self.kinds = cluster.kinds
         self.registry = cluster.registry
+        self._contexts: dict[tuple[authn.UserInfo, str, str], RequestContext] = {}
 
     # ----- identity and options ----------------------------------------------------------
 
@@ -110,6 +112,11 @@ class Api:
         422 like upstream's Validate<Verb>Options.
         """
         q = request.query
+        user = request.get(USER, authn.ANONYMOUS)
+        verb = request.get(VERB, "")
+        user_agent = request.headers.get("User-Agent", "")
+        if not q:
+            return self._context_without_options(user, verb, user_agent)
         fv = q.get("fieldValidation", "")
         dry = q.getall("dryRun", [])
         causes = []
@@ -123,13 +130,23 @@ class Api:
                                 "FieldValueNotSupported"))
         if causes:
             raise invalid_error(options, "meta.k8s.io", "", causes)
-        fv = fv or "Warn"
-        user = request.get(USER, authn.ANONYMOUS)
         return RequestContext(user=user.name, groups=user.groups, uid=user.uid, extra=user.extra,
-                              verb=request.get(VERB, ""), field_manager=q.get("fieldManager", ""),
-                              field_validation=fv, dry_run=bool(dry),
-                              user_agent=request.headers.get("User-Agent", ""),
-                              force=q.get("force", "") in ("true", "1"))
+                              verb=verb, field_manager=q.get("fieldManager", ""),
+                              field_validation=fv or "Warn", dry_run=bool(dry),
+                              user_agent=user_agent, force=q.get("force", "") in ("true", "1"))
+
+    def _context_without_options(self, user: authn.UserInfo, verb: str,
+                                 user_agent: str) -> RequestContext:
+        """The context of a request without query options: built once per caller and verb."""
+        key = (user, verb, user_agent)
+        ctx = self._contexts.get(key)
+        if ctx is None:
+            if len(self._contexts) >= MAX_CONTEXTS:
+                self._contexts.clear()
+            ctx = self._contexts[key] = RequestContext(
+                user=user.name, groups=user.groups, uid=user.uid, extra=user.extra, verb=verb,
+                field_validation="Warn", user_agent=user_agent)
+        return ctx
 
     # ----- routing -----------------------------------------------------------------------
 
@@ -328,7 +345,7 @@ class Api:
             raise unsupported_media_type(ctype)
         if request.content_length is not None and request.content_length > MAX_BODY:
             raise too_large()
-        raw = await request.content.read(MAX_BODY + 1)
+        raw = await _read_body(request)
         if len(raw) > MAX_BODY:
             raise too_large()
         if ctype in PATCH_TYPES:
@@ -446,6 +463,19 @@ class Api:
         await self._respond(request, result)
         return _json({"kind": "Status", "apiVersion": "v1", "metadata": {},
                       "status": "Success", "code": 201}, 201)
+
+
+async def _read_body(request: web.Request) -> bytes:
+    """The body, read to its end or until past MAX_BODY (it may arrive in several pieces)."""
+    chunks = []
+    size = 0
+    while size <= MAX_BODY:
+        chunk = await request.content.readany()
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
 
 
 def _warning(text: str) -> str:
@@ -568,10 +598,11 @@ def create_app(cluster: Cluster, *, authenticator: authn.Authenticator | None = 
         app.router.add_get(path, health)
     app.router.add_get("/openapi/v3", index)
     app.router.add_get("/openapi/v3/{path:.*}", document)
-    app.router.add_route("*", "/api", api.dispatch)
+    # the router tries the routes of a prefix in order: the common one first
     app.router.add_route("*", "/api/{tail:.*}", api.dispatch)
-    app.router.add_route("*", "/apis", api.dispatch)
+    app.router.add_route("*", "/api", api.dispatch)
     app.router.add_route("*", "/apis/{tail:.*}", api.dispatch)
+    app.router.add_route("*", "/apis", api.dispatch)
 
     async def close_watches(app: web.Application) -> None:
         cluster.log.wake_all()

@@ -12,6 +12,7 @@ enters through the `now` argument (the injected clock), never from the system cl
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -938,6 +939,7 @@ def _media_ranges(accept: str) -> list[tuple[str, dict[str, str]]]:
 _JSON_RANGES = ("application/json", "application/*", "*/*")
 
 
+@functools.lru_cache(maxsize=256)  # clients send the same few Accept headers
 def table_version_from_accept(accept: str | None) -> str | None:
     """The `meta.k8s.io` Table version ("v1" or "v1beta1") an Accept header asks for, if any.
 

@@ -699,6 +699,26 @@ async def test_all_namespace_list_pages_across_namespaces(
 # ----- writes: metadata bookkeeping -----------------------------------------------------------
 
 
+async def test_a_large_body_is_read_to_its_end(served: tuple[Cluster, TestClient]) -> None:
+    cluster, api = served
+    value = "x" * (1024 * 1024 - 100)  # near the ConfigMap size limit: many socket reads
+    created = await ok(api, "POST", CM, cm("large", data={"k": value}))
+    assert created["data"]["k"] == value
+    stored = cluster.store.get("configmaps", "default", "large")
+    assert stored is not None and stored.object["data"]["k"] == value
+
+
+async def test_requests_with_and_without_options_get_their_own_context(
+        served: tuple[Cluster, TestClient]) -> None:
+    cluster, api = served
+    await ok(api, "POST", CM, cm("a"))
+    reply = await call(api, "POST", CM, cm("b"), params={"dryRun": "All"})
+    assert reply.status == 201
+    await ok(api, "POST", CM, cm("c"))
+    assert [e.object["metadata"]["name"] for e in cluster.store.scan("configmaps", "default")
+            ] == ["a", "c"]
+
+
 async def test_create_sets_server_fields_and_generates_names(serve: Serve) -> None:
     cluster, api = await serve()
     clock = cluster.clock

@@ -130,6 +130,16 @@ def test_unknown_token_is_401_not_anonymous() -> None:
                                    "reason": "Unauthorized", "code": 401}
 
 
+def test_each_identity_is_built_once() -> None:
+    chain = Authenticator(tokens=TOKENS, certificate=_cert)
+    token = FakeRequest({"Authorization": "Bearer good"})
+    assert chain.authenticate(token) is chain.authenticate(token)
+    cert = FakeRequest({}, ("admin", ("system:masters",)))
+    assert chain.authenticate(cert) is chain.authenticate(cert)
+    other = chain.authenticate(FakeRequest({}, ("admin", ())))
+    assert other == UserInfo("admin", groups=("system:authenticated",))
+
+
 def test_http_fallback_is_the_unsecured_superuser() -> None:
     chain = Authenticator(tokens=TOKENS, fallback=UNSECURED)
     assert chain.authenticate(FakeRequest()) == UNSECURED

@@ -27,6 +27,17 @@ GOOD: list[tuple[bytes, str, Any, list[str]]] = [
     (b'{"big":123456789012345678901234567890}', JSON, {"big": 123456789012345678901234567890},
      []),
     (b'{"s":"\\u00e9\\n"}', "application/merge-patch+json; charset=utf-8", {"s": "é\n"}, []),
+    # duplicates the orjson pass must not miss: colons in strings, an escaped colon that only
+    # the decoded text has, spaces around colons, a number beyond 64 bits
+    (b'{"a":"x:y","a":"z"}', JSON, {"a": "z"}, ["a"]),
+    (b'{"a":1,"s":"\\u003a","a":2}', JSON, {"a": 2, "s": ":"}, ["a"]),
+    (b'{"a":1,"s":"\\u003A","a":2}', JSON, {"a": 2, "s": ":"}, ["a"]),
+    (b'{"a" : 1 ,\n "a"\t:2}', JSON, {"a": 2}, ["a"]),
+    (b'{"k:1":{"k:1":"v:v"},"n":18446744073709551616,"n":1}', JSON,
+     {"k:1": {"k:1": "v:v"}, "n": 1}, ["n"]),
+    (b'{"n":-9223372036854775809,"t":"2026-01-01T00:00:00Z"}', JSON,
+     {"n": -9223372036854775809, "t": "2026-01-01T00:00:00Z"}, []),
+    (b'{"s":"\\":","\\u0061":1,"a":2}', JSON, {"s": '":', "a": 2}, ["a"]),
     (b"kind: Pod\nmetadata:\n  name: a\n", YAML, {"kind": "Pod", "metadata": {"name": "a"}}, []),
     (b"a: 1\nb: 2019-01-01\nc: yes\nd: '1'\n1: x\ntrue: y\nn: null\n", YAML,
      {"a": 1, "b": "2019-01-01", "c": True, "d": "1", "1": "x", "true": "y", "n": None}, []),

@@ -15,7 +15,7 @@ from fakeapi.clock import RealClock
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.errors import ApiError
 from fakeapi.kinds import KindTable, served_kinds
-from fakeapi.log import ADDED, EventLog
+from fakeapi.log import ADDED, DELETED, MODIFIED, EventLog
 from fakeapi.rbac import Attributes, Authorizer, Policy, Rule
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import Admission
@@ -270,6 +270,29 @@ def test_store_authorizer_reindexes_on_rbac_changes_only() -> None:
                  binding("b", "ClusterRole", "pod-reader", [user("alice")], ns="team"), actor="t")
     assert authorizer.policy is not first
     assert authorizer.authorize(ask).allowed
+
+
+def test_remembered_decisions_follow_role_and_binding_changes() -> None:
+    store = _store()
+    authorizer = Authorizer.for_store(store)
+    ask = attrs(ns="team")
+    store.commit(ADDED, rbac.CLUSTER_ROLES, role("pod-reader", [READ_PODS]), actor="t")
+    bound = binding("b", "ClusterRole", "pod-reader", [user("alice")], ns="team")
+    store.commit(ADDED, rbac.ROLE_BINDINGS, bound, actor="t")
+    assert authorizer.authorize(ask).allowed
+    assert authorizer.authorize(ask) is authorizer.authorize(ask)  # remembered
+    store.commit(MODIFIED, rbac.CLUSTER_ROLES, role("pod-reader", [WRITE_CMS]), actor="t")
+    assert not authorizer.authorize(ask).allowed
+    store.commit(MODIFIED, rbac.CLUSTER_ROLES, role("pod-reader", [READ_PODS]), actor="t")
+    assert authorizer.authorize(ask).allowed
+    store.commit(DELETED, rbac.ROLE_BINDINGS, bound, actor="t")
+    assert not authorizer.authorize(ask).allowed
+
+
+def test_unhashable_attributes_are_decided_without_being_remembered() -> None:
+    odd = UserInfo("alice", groups=(["dev"],))  # type: ignore[arg-type]  # from a review body
+    assert not POLICY.authorize(attrs(user=odd)).allowed
+    assert POLICY.authorize(attrs(ns="team", user=UserInfo("alice"))).allowed
 
 
 # --- the bootstrap policy ---------------------------------------------------------------
