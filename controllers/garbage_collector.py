@@ -40,7 +40,7 @@ class GarbageCollector:
                 w.cancel()
 
     async def _watch(self, resource: str) -> None:
-        async for type_, obj in self.client.watch(resource):
+        async for type_, obj in self.client.watch(resource, copy=False):
             self.observe(resource, type_, obj)
 
     def observe(self, resource: str, type_: str, obj: Obj) -> None:

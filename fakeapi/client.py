@@ -17,10 +17,11 @@ from fakeapi import authz, selectors
 from fakeapi.authn import AUTHENTICATED, UserInfo
 from fakeapi.errors import ApiError
 from fakeapi.kinds import Kind
+from fakeapi.log import Event
 from fakeapi.rbac import Attributes
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import WriteResult, item_object
-from fakeapi.watch import WatchSpec, stream
+from fakeapi.watch import WatchSpec, notices
 
 if TYPE_CHECKING:
     from fakeapi.cluster import Cluster
@@ -132,16 +133,22 @@ class Client:
 
     async def watch(self, resource: str, namespace: str | None = None, *,
                     resource_version: str = "", label_selector: str = "",
-                    field_selector: str = "", timeout: float = 1e9
+                    field_selector: str = "", timeout: float = 1e9, copy: bool = True
                     ) -> AsyncIterator[tuple[str, Obj]]:
-        """Watch events as (type, object) pairs; from now with synthetic ADDED when rv is ''."""
+        """Watch events as (type, object) pairs; from now with synthetic ADDED when rv is ''.
+
+        With `copy=False` the objects are the stored ones, shared and read-only: for
+        components that only look (the garbage collector reads every object of every kind).
+        """
         kind = self.kind(resource)
         self._authorize("watch", kind, namespace)
         pred = selectors.predicate(label_selector, field_selector, kind.resource_id)
         spec = WatchSpec(kind=kind, namespace=namespace, resource_version=resource_version,
                          predicate=pred, timeout=timeout)
-        async for chunk in stream(self.cluster.store, spec):
-            for line in chunk.splitlines():
-                event = orjson.loads(line)
-                yield event["type"], event["object"]
+        async for batch in notices(self.cluster.store, spec):
+            for type_, item in batch:
+                if isinstance(item, Event):
+                    yield type_, orjson.loads(item.raw) if copy else item.object
+                else:
+                    yield type_, item
 

@@ -45,20 +45,6 @@ def default_encoder(event: Event, type: str) -> bytes:
     return event.watch_line(type)
 
 
-def error_line(error: ApiError) -> bytes:
-    """An ERROR watch event carrying a Status."""
-    return orjson.dumps({"type": "ERROR", "object": error.to_status()}) + b"\n"
-
-
-def bookmark_line(kind: Kind, revision: int, *, initial_end: bool = False) -> bytes:
-    """A BOOKMARK event carrying only the revision (and the initial-events-end marker)."""
-    meta: Obj = {"resourceVersion": str(revision)}
-    if initial_end:
-        meta["annotations"] = {INITIAL_EVENTS_END: "true"}
-    return orjson.dumps({"type": "BOOKMARK", "object": {
-        "kind": kind.kind, "apiVersion": kind.api_version, "metadata": meta}}) + b"\n"
-
-
 def start_revision(store: Store, spec: WatchSpec) -> int:
     """Validate the starting revision (410 Expired when compacted) and return it."""
     if spec.resource_version in ("", "0") or spec.send_initial_events:
@@ -93,54 +79,80 @@ def translate(event: Event, spec: WatchSpec) -> str | None:
     return ADDED if now else None
 
 
-async def stream(store: Store, spec: WatchSpec, encode: Encoder = default_encoder
-                 ) -> AsyncIterator[bytes]:
-    """Yield chunks of newline-delimited watch events until timeout, expiry or cancel."""
+Notice = tuple[str, "Event | Obj"]
+"""One watch notification: (type, the committed Event) or (BOOKMARK/ERROR, its object)."""
+
+
+def _bookmark(kind: Kind, revision: int, *, initial_end: bool = False) -> Notice:
+    """A BOOKMARK carrying only the revision (and the initial-events-end marker)."""
+    meta: Obj = {"resourceVersion": str(revision)}
+    if initial_end:
+        meta["annotations"] = {INITIAL_EVENTS_END: "true"}
+    return "BOOKMARK", {"kind": kind.kind, "apiVersion": kind.api_version, "metadata": meta}
+
+
+def _error(error: ApiError) -> Notice:
+    return "ERROR", error.to_status()
+
+
+async def notices(store: Store, spec: WatchSpec) -> AsyncIterator[list[Notice]]:
+    """Batches of what one watcher sees, until timeout, expiry or cancel.
+
+    The log is read from the watcher's cursor: no per-watcher buffer, so a slow consumer
+    never blocks writers; one that falls behind the retained window gets ERROR 410.
+    """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + spec.timeout
     try:
         cursor = start_revision(store, spec)
     except ApiError as e:
-        yield error_line(e)
+        yield [_error(e)]
         return
     resource = spec.kind.resource_id
     if spec.resource_version in ("", "0") or spec.send_initial_events:
-        chunk: list[bytes] = []
+        batch: list[Notice] = []
         for item in store.scan(resource, spec.namespace):
             assert isinstance(item, Event)
             if spec.predicate is None or spec.predicate(item.object):
-                chunk.append(encode(item, ADDED))
-                if len(chunk) >= MAX_BATCH:
-                    yield b"".join(chunk)
-                    chunk = []
+                batch.append((ADDED, item))
+                if len(batch) >= MAX_BATCH:
+                    yield batch
+                    batch = []
         if spec.send_initial_events and spec.allow_bookmarks:
-            chunk.append(bookmark_line(spec.kind, cursor, initial_end=True))
-        if chunk:
-            yield b"".join(chunk)
+            batch.append(_bookmark(spec.kind, cursor, initial_end=True))
+        if batch:
+            yield batch
     next_bookmark = loop.time() + spec.bookmark_interval
     while True:
         try:
             events = store.log.resource_since(resource, cursor)
         except CompactedError as e:
-            yield error_line(expired(f"too old resource version: {e.requested} ({e.oldest})"))
+            yield [_error(expired(f"too old resource version: {e.requested} ({e.oldest})"))]
             return
         if events:
             events = events[:MAX_BATCH]
-            lines = []
-            for event in events:
-                t = translate(event, spec)
-                if t is not None:
-                    lines.append(encode(event, t))
+            seen = [(t, event) for event in events
+                    if (t := translate(event, spec)) is not None]
             cursor = events[-1].revision
-            if lines:
-                yield b"".join(lines)
+            if seen:
+                yield seen
             continue
         now = loop.time()
         if now >= deadline:
             return
         if spec.allow_bookmarks and now >= next_bookmark:
-            yield bookmark_line(spec.kind, store.revision)
+            yield [_bookmark(spec.kind, store.revision)]
             next_bookmark = now + spec.bookmark_interval
             continue
         wait_until = min(deadline, next_bookmark) if spec.allow_bookmarks else deadline
         await store.log.wait(resource, max(0.0, wait_until - now))
+
+
+async def stream(store: Store, spec: WatchSpec, encode: Encoder = default_encoder
+                 ) -> AsyncIterator[bytes]:
+    """The watch as chunks of newline-delimited JSON events (one chunk per batch)."""
+    async for batch in notices(store, spec):
+        yield b"".join(
+            encode(item, t) if isinstance(item, Event)
+            else orjson.dumps({"type": t, "object": item}) + b"\n"
+            for t, item in batch)
