@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
+
+from fakeapi.apply import manager_from_user_agent
 
 
 @dataclasses.dataclass(frozen=True)
@@ -23,9 +26,7 @@ class RequestContext:
     verb: str = ""
     """The authorization verb of the request (`update`, `patch`, ...), for admission checks."""
 
-    @property
+    @functools.cached_property
     def manager(self) -> str:
         """The field manager: the explicit one, else derived from the user agent like upstream."""
-        from fakeapi.apply import manager_from_user_agent
-
         return self.field_manager or manager_from_user_agent(self.user_agent) or "unknown"
