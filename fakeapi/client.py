@@ -20,7 +20,7 @@ from fakeapi.kinds import Kind
 from fakeapi.log import Event
 from fakeapi.rbac import Attributes
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.generic import WriteResult, item_object
+from fakeapi.registry.generic import WriteResult, item_raw
 from fakeapi.watch import WatchSpec, notices
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ class Client:
         self._authorize("list", kind, namespace)
         pred = selectors.predicate(label_selector, field_selector, kind.resource_id)
         page = self.cluster.registry.list(kind, namespace, predicate=pred)
-        return [_copy(item_object(i)) for i in page.items]
+        return [orjson.loads(item_raw(i)) for i in page.items]
 
     async def create(self, resource: str, obj: Obj, namespace: str = "") -> Obj:
         """CREATE; the namespace defaults to the object's."""
