@@ -49,7 +49,11 @@ class GarbageCollector:
         ref = (resource, meta.get("namespace", ""), meta["name"])
         uid = meta["uid"]
         for owner in self.owners.pop(ref, []):
-            self.dependents.get(owner, set()).discard(ref)
+            deps = self.dependents.get(owner)
+            if deps is not None:
+                deps.discard(ref)
+                if not deps:  # keep the index as small as the live ownerReferences
+                    del self.dependents[owner]
         if type_ == "DELETED":
             self.uids.pop(uid, None)
             self.queue.put_nowait(uid)

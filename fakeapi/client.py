@@ -49,7 +49,6 @@ class Client:
     def __init__(self, *, cluster: Cluster, user: str, groups: tuple[str, ...] = (),
                  extra: Mapping[str, tuple[str, ...]] | None = None) -> None:
         self.cluster = cluster
-        self.user = user
         self.info = UserInfo(user, groups=(*groups, AUTHENTICATED), extra=dict(extra or {}))
         ctx = RequestContext(user=user, groups=self.info.groups, extra=self.info.extra,
                              field_manager=user.rsplit(":", 1)[-1])
@@ -80,7 +79,7 @@ class Client:
         """GET one object."""
         kind = self.kind(resource)
         self._authorize("get", kind, namespace, name)
-        return _copy(self.cluster.registry.get(kind, namespace, name).object)
+        return orjson.loads(self.cluster.registry.get(kind, namespace, name).raw)  # a copy
 
     async def list(self, resource: str, namespace: str | None = None, *,
                    label_selector: str = "", field_selector: str = "") -> list[Obj]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import logging
 import random
 from collections.abc import Mapping
 from pathlib import Path
@@ -33,8 +32,6 @@ from fakeapi.store import Store
 
 if TYPE_CHECKING:
     from fakeapi.client import Client
-
-log = logging.getLogger(__name__)
 
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 SYSTEM_ACTOR = "system:apiserver"
@@ -133,8 +130,7 @@ class Cluster:
         from controllers.namespace import NamespaceController
 
         ns = NamespaceController(client=self.component_client("namespace-controller"))
-        gc = GarbageCollector(client=self.client("system:serviceaccount:kube-system:"
-                                                 "generic-garbage-collector"))
+        gc = GarbageCollector(client=self.component_client("generic-garbage-collector"))
         self._tasks.append(asyncio.create_task(ns.run(), name="namespace-controller"))
         self._tasks.append(asyncio.create_task(gc.run(), name="garbage-collector"))
 

@@ -8,6 +8,7 @@ a `Status` object.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import platform
 from collections.abc import Callable
@@ -42,7 +43,7 @@ from fakeapi.kinds import Kind
 from fakeapi.log import DELETED, Event
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import ListResult, WriteResult, item_object, item_raw
-from fakeapi.watch import WatchSpec, stream
+from fakeapi.watch import WatchSpec, default_encoder, stream
 
 log = logging.getLogger(__name__)
 
@@ -264,16 +265,18 @@ class Api:
             resource_version_match=q.get("resourceVersionMatch", ""))
         if tables.wants_table(request.headers.get("Accept", "")):
             return _json(self._table(request, t.kind, [item_object(i) for i in page.items], page))
-        return _raw(self._encode_list(t.kind, page))
+        return _raw(self._encode_list(t.kind, page.revision, page.continue_token,
+                                      [item_raw(i) for i in page.items]))
 
     @staticmethod
-    def _encode_list(kind: Kind, page: ListResult) -> bytes:
-        meta: dict[str, Any] = {"resourceVersion": str(page.revision)}
-        if page.continue_token:
-            meta["continue"] = page.continue_token
+    def _encode_list(kind: Kind, revision: int, continue_token: str, items: list[bytes]
+                     ) -> bytes:
+        meta: dict[str, Any] = {"resourceVersion": str(revision)}
+        if continue_token:
+            meta["continue"] = continue_token
         head = orjson.dumps({"kind": f"{kind.kind}List", "apiVersion": kind.api_version,
                              "metadata": meta})
-        return head[:-1] + b',"items":[' + b",".join(item_raw(i) for i in page.items) + b"]}"
+        return head[:-1] + b',"items":[' + b",".join(items) + b"]}"
 
     def _table(self, request: web.Request, kind: Kind, objects: list[dict],
                page: ListResult | None, with_headers: bool = True) -> dict[str, Any]:
@@ -300,7 +303,7 @@ class Api:
                          allow_bookmarks=q.get("allowWatchBookmarks") in ("true", "1"),
                          timeout=timeout,
                          bookmark_interval=self.cluster.config.bookmark_interval)
-        encode = None
+        encode = default_encoder
         if tables.wants_table(request.headers.get("Accept", "")):
             encode = self._table_encoder(request, t.kind)
         response = web.StreamResponse(headers={"Content-Type": JSON_TYPE,
@@ -311,9 +314,7 @@ class Api:
         task = asyncio.current_task()
         watches.add(task)
         try:
-            gen = stream(self.cluster.store, spec, encode) if encode else stream(
-                self.cluster.store, spec)
-            async for chunk in gen:
+            async for chunk in stream(self.cluster.store, spec, encode):
                 await response.write(chunk)
         except (ConnectionResetError, asyncio.CancelledError):
             pass
@@ -354,10 +355,14 @@ class Api:
             return protobuf.decode_protobuf(raw), []
         return decode_body(raw, ctype or JSON_TYPE, kind=kind)
 
-    async def _respond(self, request: web.Request, result: WriteResult,
-                       status: int = 200) -> web.Response:
+    async def _durable(self, result: WriteResult) -> None:
+        """Wait until what the write committed (if anything) is on disk."""
         if result.event is not None:
             await self.cluster.log.durable()
+
+    async def _respond(self, request: web.Request, result: WriteResult,
+                       status: int = 200) -> web.Response:
+        await self._durable(result)
         headers = None
         if result.warnings:
             headers = {"Warning": ", ".join(_warning(w) for w in result.warnings)}
@@ -406,12 +411,12 @@ class Api:
         ctx = self.context(request, "DeleteOptions")
         options = await self._delete_options(request)
         if options.get("dryRun"):
-            ctx = RequestContext(**{**ctx.__dict__, "dry_run": True})
+            ctx = dataclasses.replace(ctx, dry_run=True)
         result = self.registry.delete(t.kind, t.namespace or "", t.name, ctx, options)
         deleted = result.type == DELETED
         if deleted and not t.kind.returns_deleted:
             # same as upstream: kinds without ReturnDeletedObject answer a success Status
-            await self._respond(request, result)
+            await self._durable(result)
             uid = result.object["metadata"].get("uid")
             details = {"name": t.name, "group": t.kind.group, "kind": t.kind.plural, "uid": uid}
             if not t.kind.group:
@@ -428,9 +433,8 @@ class Api:
             t.kind, t.namespace, ctx, predicate=self._predicate(request, t.kind),
             options=options)
         await self.cluster.log.durable()
-        body = orjson.dumps({"kind": f"{t.kind.kind}List", "apiVersion": t.kind.api_version,
-                             "metadata": {"resourceVersion": str(self.cluster.store.revision)}})
-        return _raw(body[:-1] + b',"items":[' + b",".join(r.raw for r in results) + b"]}")
+        return _raw(self._encode_list(t.kind, self.cluster.store.revision, "",
+                                      [r.raw for r in results]))
 
     async def review(self, request: web.Request, t: Target) -> web.Response:
         """POST a review kind: answered from the authorizer, nothing stored."""
@@ -460,7 +464,7 @@ class Api:
         patch = orjson.dumps({"spec": {"nodeName": node}})
         result = self.registry.patch(t.kind, t.namespace or "", t.name,
                                      "application/merge-patch+json", patch, ctx)
-        await self._respond(request, result)
+        await self._durable(result)
         return _json({"kind": "Status", "apiVersion": "v1", "metadata": {},
                       "status": "Success", "code": 201}, 201)
 

@@ -127,7 +127,7 @@ async def notices(store: Store, spec: WatchSpec) -> AsyncIterator[list[Notice]]:
         try:
             events = store.log.resource_since(resource, cursor)
         except CompactedError as e:
-            yield [_error(expired(f"too old resource version: {e.requested} ({e.oldest})"))]
+            yield [_error(expired(str(e)))]
             return
         if events:
             events = events[:MAX_BATCH]

@@ -83,14 +83,12 @@ class WriteResult:
 class ListResult:
     """A page of a list: encoded items, the list's revision and the continue token."""
 
-    __slots__ = ("items", "revision", "continue_token", "remaining")
+    __slots__ = ("items", "revision", "continue_token")
 
-    def __init__(self, items: list[Event | Obj], revision: int, continue_token: str,
-                 remaining: int | None) -> None:
+    def __init__(self, items: list[Event | Obj], revision: int, continue_token: str) -> None:
         self.items = items
         self.revision = revision
         self.continue_token = continue_token
-        self.remaining = remaining
 
 
 def item_raw(item: Event | Obj) -> bytes:
@@ -195,9 +193,9 @@ class Registry:
         except CompactedError as e:
             if continue_token:
                 raise expired(CONTINUE_EXPIRED) from e
-            raise expired(f"too old resource version: {e.requested} ({e.oldest})") from e
+            raise expired(str(e)) from e
         token = _encode_continue(revision, last_key) if more else ""
-        return ListResult(items, revision, token, None)
+        return ListResult(items, revision, token)
 
     # ----- writes ------------------------------------------------------------------------
 
@@ -259,12 +257,11 @@ class Registry:
               ctx: RequestContext, subresource: str = "") -> WriteResult:
         """PATCH of any type, including server-side apply (which may create)."""
         current = self.store.get(kind.resource_id, namespace, name)
-        schema = self._schema(kind)
         if patch_type == APPLY_PATCH:
             return self._apply(kind, namespace, name, current, body, ctx, subresource)
         if current is None:
             raise not_found(kind.plural, kind.group, name)
-        patched = apply_patch(patch_type, current.object, body, schema)
+        patched = apply_patch(patch_type, current.object, body, self._schema(kind))
         if not isinstance(patched, dict):
             raise bad_request("patched object must be a JSON object")
         patched, warnings = self._check_fields(kind, patched, ctx.field_validation, [])
@@ -342,12 +339,12 @@ class Registry:
         if rv and rv != old_meta["resourceVersion"]:
             raise conflict(kind.plural, kind.group, name)
         drop_disabled_fields(kind.resource_id, obj, old, self.env.gates, subresource)
+        strategy = self._strategies[kind.resource_id]
         if subresource:
             sub = subresource_strategy_for(kind, subresource, self.env)
             sub.prepare_for_update(obj, old, ctx)
             causes = sub.validate_update(obj, old, ctx)
         else:
-            strategy = self._strategies[kind.resource_id]
             strategy.prepare_for_update(obj, old, ctx)
             causes = self._validate_meta(kind, meta) + strategy.validate_update(obj, old, ctx)
         if causes:
@@ -369,7 +366,6 @@ class Registry:
                               now=rfc3339(self.store.clock.now()), subresource=subresource)
         if not meta.get("managedFields"):
             meta.pop("managedFields", None)
-        strategy = self._strategies[kind.resource_id]
         if meta.get("deletionTimestamp") and not strategy.finalizers_pending(obj):
             return self._commit(DELETED, kind, obj, ctx, warnings=warnings)
         if _same(obj, old):

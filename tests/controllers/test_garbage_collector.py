@@ -116,3 +116,18 @@ async def test_bad_propagation_policy_is_rejected(cluster: Cluster) -> None:
         await cluster.client("test").delete(CM, "x", "default", propagation_policy="Sideways")
     assert e.value.code == 422
     assert await _exists(cluster, "x")
+
+
+async def test_indexes_shrink_when_objects_go(cluster: Cluster) -> None:
+    from controllers.garbage_collector import GarbageCollector
+
+    gc_ = GarbageCollector(client=cluster.client("test"))
+    owner = {"metadata": {"name": "o", "namespace": "default", "uid": "u-owner"}}
+    dep = {"metadata": {"name": "d", "namespace": "default", "uid": "u-dep",
+                        "ownerReferences": [{"uid": "u-owner", "name": "o"}]}}
+    gc_.observe(CM, "ADDED", owner)
+    gc_.observe(CM, "ADDED", dep)
+    assert gc_.dependents == {"u-owner": {(CM, "default", "d")}}
+    gc_.observe(CM, "DELETED", dep)
+    gc_.observe(CM, "DELETED", owner)
+    assert gc_.dependents == {} and gc_.owners == {} and gc_.uids == {}
