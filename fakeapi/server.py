@@ -43,6 +43,7 @@ from fakeapi.kinds import Kind
 from fakeapi.log import DELETED, Event
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import ListResult, WriteResult, item_object, item_raw
+from fakeapi.validation.field import forbidden, not_supported
 from fakeapi.watch import WatchSpec, default_encoder, stream
 
 log = logging.getLogger(__name__)
@@ -456,14 +457,7 @@ class Api:
         if not node:
             raise invalid_error("Binding", "", t.name, [Cause(
                 "target.name", "Required value", "FieldValueRequired")])
-        pod = self.registry.get(t.kind, t.namespace or "", t.name).object
-        if pod.get("spec", {}).get("nodeName"):
-            raise ApiError(409, "Conflict", f'Operation cannot be fulfilled on pods/binding '
-                           f'"{t.name}": pod {t.name} is already assigned to node '
-                           f'"{pod["spec"]["nodeName"]}"', name=t.name, kind="pods/binding")
-        patch = orjson.dumps({"spec": {"nodeName": node}})
-        result = self.registry.patch(t.kind, t.namespace or "", t.name,
-                                     "application/merge-patch+json", patch, ctx)
+        result = self.registry.bind(t.kind, t.namespace or "", t.name, binding or {}, ctx)
         await self._durable(result)
         return _json({"kind": "Status", "apiVersion": "v1", "metadata": {},
                       "status": "Success", "code": 201}, 201)
@@ -487,19 +481,50 @@ def _warning(text: str) -> str:
 
 
 def _check_list_options(q: Any, *, watch: bool) -> None:
-    """Upstream ListOptions validation for the watch-list parameters."""
-    if q.get("sendInitialEvents") is None:
-        return
-    causes = []
-    if not watch:
-        causes.append(Cause("sendInitialEvents", "Forbidden: sendInitialEvents is forbidden "
-                            "for list", "FieldValueForbidden"))
-    elif q.get("resourceVersionMatch") != "NotOlderThan":
-        causes.append(Cause("resourceVersionMatch", "Forbidden: sendInitialEvents requires "
-                            "setting resourceVersionMatch to NotOlderThan",
-                            "FieldValueForbidden"))
+    """Same as upstream ValidateListOptions: resourceVersionMatch and sendInitialEvents rules
+    for lists and watches (422 Invalid on ListOptions)."""
+    match = q.get("resourceVersionMatch", "")
+    initial = q.get("sendInitialEvents")
+    cont = q.get("continue", "")
+    causes: list[Cause] = []
+    if watch:
+        if initial is not None and match != "NotOlderThan":
+            causes.append(forbidden("resourceVersionMatch", "sendInitialEvents requires "
+                                          "setting resourceVersionMatch to NotOlderThan"))
+        if match:
+            if initial is None:
+                causes.append(forbidden("resourceVersionMatch", "resourceVersionMatch is "
+                                              "forbidden for watch unless sendInitialEvents "
+                                              "is provided"))
+            if match != "NotOlderThan":
+                causes.append(not_supported("resourceVersionMatch", match,
+                                                  ["NotOlderThan"]))
+            if cont:
+                causes.append(forbidden("resourceVersionMatch", "resourceVersionMatch is "
+                                              "forbidden when continue is provided"))
+    else:
+        rv = q.get("resourceVersion", "")
+        if match:
+            if not rv:
+                causes.append(forbidden("resourceVersionMatch", "resourceVersionMatch is "
+                                              "forbidden unless resourceVersion is provided"))
+            if cont:
+                causes.append(forbidden("resourceVersionMatch", "resourceVersionMatch is "
+                                              "forbidden when continue is provided"))
+            if match not in ("Exact", "NotOlderThan"):
+                causes.append(not_supported("resourceVersionMatch", match,
+                                                  ["Exact", "NotOlderThan", ""]))
+            if match == "Exact" and rv == "0":
+                causes.append(forbidden("resourceVersionMatch", 'resourceVersionMatch '
+                                              '"exact" is forbidden for resourceVersion "0"'))
+        if initial is not None:
+            causes.append(forbidden("sendInitialEvents",
+                                          "sendInitialEvents is forbidden for list"))
     if causes:
         raise invalid_error("ListOptions", "meta.k8s.io", "", causes)
+    if not watch and cont and q.get("resourceVersion", "") not in ("", "0"):
+        # same as upstream's storage layer
+        raise bad_request("specifying resource version is not allowed when using continue")
 
 
 def _number_param(q: Any, name: str, parse: type[_N], default: _N) -> _N:

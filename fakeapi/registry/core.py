@@ -100,3 +100,24 @@ def _qos_class(spec: Obj) -> str:
                 str(requests[k]) != str(v) for k, v in limits.items()):
             return "Burstable"
     return "Guaranteed"
+
+
+def assign_pod(pod: Obj, binding: Obj, now: str) -> Obj:
+    """Same as upstream's pod binding (setPodNodeAndMetadata): the pod bound to the binding's
+    node, with the binding's annotations and a PodScheduled=True condition. `pod` is a copy
+    the caller owns. Raises ValueError with upstream's text when the pod can't be bound."""
+    meta, spec = pod["metadata"], pod.setdefault("spec", {})
+    if meta.get("deletionTimestamp"):
+        raise ValueError(f"pod {meta['name']} is being deleted, cannot be assigned to a host")
+    if spec.get("nodeName"):
+        raise ValueError(f'pod {meta["name"]} is already assigned to node "{spec["nodeName"]}"')
+    spec["nodeName"] = binding["target"]["name"]
+    extra = (binding.get("metadata") or {}).get("annotations") or {}
+    if extra:
+        meta["annotations"] = {**(meta.get("annotations") or {}), **extra}
+    status = pod.setdefault("status", {})
+    conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+    conditions.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
+                       "lastTransitionTime": now})
+    status["conditions"] = conditions
+    return pod

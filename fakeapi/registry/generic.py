@@ -19,7 +19,7 @@ import orjson
 from fakeapi import apply as ssa
 from fakeapi import names, structural
 from fakeapi.clock import rfc3339
-from fakeapi.decode import check_type_meta, decode_body, require_object
+from fakeapi.decode import check_type_meta, decode_body, json_copy, require_object
 from fakeapi.dropfields import drop_disabled_fields
 from fakeapi.errors import (
     ApiError,
@@ -38,11 +38,13 @@ from fakeapi.kinds import Kind, KindTable
 from fakeapi.log import ADDED, DELETED, MODIFIED, CompactedError, Event
 from fakeapi.patch import apply_patch
 from fakeapi.registry.context import RequestContext
+from fakeapi.registry.core import assign_pod
 from fakeapi.registry.strategies import strategy_for, subresource_strategy_for
 from fakeapi.registry.strategy import StrategyEnv
 from fakeapi.schemas import get_schemas
 from fakeapi.store import Store
 from fakeapi.validation.defaults import decode_defaults
+from fakeapi.validation.field import not_supported
 
 Obj = dict[str, Any]
 AdmissionHook = Callable[["Admission"], None]
@@ -188,8 +190,11 @@ class Registry:
                     more = True
                     break
                 items.append(item)
-                meta = obj["metadata"]
-                last_key = f"{meta.get('namespace', '')}/{meta['name']}"
+                if isinstance(item, Event):
+                    last_key = item.key
+                else:
+                    meta = obj["metadata"]
+                    last_key = f"{meta.get('namespace', '')}/{meta['name']}"
         except CompactedError as e:
             if continue_token:
                 raise expired(CONTINUE_EXPIRED) from e
@@ -291,7 +296,7 @@ class Registry:
         if replacement is not None or obj["metadata"].get("finalizers") or gc_finalizer:
             if obj["metadata"].get("deletionTimestamp") and replacement is None:
                 return WriteResult(event=current, object=obj)
-            new = _copy(replacement or obj)
+            new = json_copy(replacement or obj)
             meta = new["metadata"]
             if gc_finalizer and gc_finalizer not in meta.get("finalizers", []):
                 # same as upstream: the garbage collector finishes Orphan/Foreground deletes
@@ -302,7 +307,25 @@ class Registry:
             if new == obj:
                 return WriteResult(event=current, object=obj)
             return self._commit(MODIFIED, kind, new, ctx)
-        return self._commit(DELETED, kind, _copy(obj), ctx)
+        return self._commit(DELETED, kind, json_copy(obj), ctx)
+
+    def bind(self, kind: Kind, namespace: str, name: str, binding: Obj,
+             ctx: RequestContext) -> WriteResult:
+        """pods/NAME/binding: bind once, like upstream's BindingREST (not through the pod's
+        update strategy, so the generation stays; 409 Conflict when already bound)."""
+        current = self.get(kind, namespace, name)
+        pre = (binding.get("metadata") or {}).get("uid")
+        if pre and pre != current.object["metadata"].get("uid"):
+            raise conflict("pods/binding", "", name,
+                           f"Precondition failed: UID in precondition: {pre}, "
+                           f"UID in object meta: {current.object['metadata'].get('uid')}")
+        try:
+            pod = assign_pod(json_copy(current.object), binding,
+                             rfc3339(self.store.clock.now()))
+        except ValueError as e:
+            raise conflict("pods/binding", "", name, str(e)) from None
+        self._admit("UPDATE", kind, pod, current.object, ctx, "binding")
+        return self._commit(MODIFIED, kind, pod, ctx)
 
     def delete_collection(self, kind: Kind, namespace: str | None, ctx: RequestContext, *,
                           predicate: Callable[[Obj], bool] | None = None,
@@ -497,9 +520,8 @@ def _propagation(name: str, options: Obj) -> str:
     if policy is None:
         return "Orphan" if orphan else "Background"
     if policy not in PROPAGATION_FINALIZERS:
-        raise invalid("DeleteOptions", "meta.k8s.io", name, [Cause(
-            "propagationPolicy", f'Unsupported value: "{policy}": supported values: '
-            '"Foreground", "Background", "Orphan"', "FieldValueNotSupported")])
+        raise invalid("DeleteOptions", "meta.k8s.io", name, [not_supported(
+            "propagationPolicy", policy, ["Foreground", "Background", "Orphan"])])
     return str(policy)
 
 
@@ -526,11 +548,6 @@ def _same(new: Obj, old: Obj) -> bool:
         return False
     return {k: v for k, v in new.items() if k != "metadata"} == {
         k: v for k, v in old.items() if k != "metadata"}
-
-
-def _copy(obj: Obj) -> Obj:
-    """Deep copy through JSON (fast with orjson, and objects are JSON anyway)."""
-    return orjson.loads(orjson.dumps(obj))
 
 
 def _parse_rv(value: str) -> int:

@@ -435,10 +435,31 @@ BAD_INPUT = [
         "is forbidden for list", params=(("sendInitialEvents", "true"),),
         causes=[("sendInitialEvents", "FieldValueForbidden")],
         details={"name": "", "group": "meta.k8s.io", "kind": "ListOptions"}),
+    # same as upstream ValidateListOptions: both rules report (no resourceVersion given)
     Bad("send-initial-events-false-on-list", "GET", CM, 422, "Invalid",
-        'ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents '
-        "is forbidden for list", params=(("sendInitialEvents", "false"),
-                                         ("resourceVersionMatch", "NotOlderThan"))),
+        'ListOptions.meta.k8s.io "" is invalid: [resourceVersionMatch: Forbidden: '
+        "resourceVersionMatch is forbidden unless resourceVersion is provided, "
+        "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list]",
+        params=(("sendInitialEvents", "false"), ("resourceVersionMatch", "NotOlderThan"))),
+    Bad("rv-with-continue", "GET", CM, 400, "BadRequest",
+        "specifying resource version is not allowed when using continue",
+        params=(("continue", "abc"), ("resourceVersion", "5"))),
+    Bad("rv-match-without-rv", "GET", CM, 422, "Invalid",
+        'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: '
+        "resourceVersionMatch is forbidden unless resourceVersion is provided",
+        params=(("resourceVersionMatch", "NotOlderThan"),)),
+    Bad("rv-match-exact-zero", "GET", CM, 422, "Invalid",
+        'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: '
+        'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+        params=(("resourceVersionMatch", "Exact"), ("resourceVersion", "0"))),
+    Bad("rv-match-unsupported", "GET", CM, 422, "Invalid",
+        'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Unsupported value: '
+        '"Newest": supported values: "Exact", "NotOlderThan", ""',
+        params=(("resourceVersionMatch", "Newest"), ("resourceVersion", "5"))),
+    Bad("rv-match-on-plain-watch", "GET", CM, 422, "Invalid",
+        'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: '
+        "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+        params=(("watch", "true"), ("resourceVersionMatch", "NotOlderThan"))),
     Bad("send-initial-events-without-not-older-than", "GET", CM, 422, "Invalid",
         'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: '
         "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
@@ -1008,6 +1029,10 @@ async def test_binding_sets_the_node_once(served: tuple[Cluster, TestClient]) ->
     bound = await ok(api, "GET", f"{PODS}/b")
     assert bound["spec"]["nodeName"] == "node-1"
     assert bound["metadata"]["uid"] == created["metadata"]["uid"]
+    # same as upstream's BindingREST: not a spec update (generation stays), PodScheduled set
+    assert bound["metadata"]["generation"] == created["metadata"]["generation"]
+    assert [(c["type"], c["status"]) for c in bound["status"]["conditions"]] == [
+        ("PodScheduled", "True")]
     before = committed(cluster)
     again = await call(api, "POST", f"{PODS}/b/binding",
                        {**binding, "target": {"kind": "Node", "name": "node-2"}})
