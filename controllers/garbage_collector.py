@@ -92,7 +92,8 @@ class GarbageCollector:
                     for dep in dependents:
                         await self._delete(dep, "Foreground")
                     return False
-                await self._remove_finalizer(ref, FOREGROUND)
+                # nothing awaited since the GET: `owner` is still current (and our own copy)
+                await self._remove_finalizer(ref, FOREGROUND, owner)
         except ApiError as e:
             if e.code not in (404, 409):
                 log.warning("garbage collector: %s: %s", uid, e)
@@ -122,8 +123,10 @@ class GarbageCollector:
             obj["metadata"].pop("ownerReferences", None)
         await self.client.update(dep[0], obj)
 
-    async def _remove_finalizer(self, ref: Ref, finalizer: str) -> None:
-        obj = await self.client.get(ref[0], ref[2], ref[1])
+    async def _remove_finalizer(self, ref: Ref, finalizer: str, obj: Obj | None = None) -> None:
+        """Drop `finalizer` from the object at `ref` (`obj`: a current copy already read)."""
+        if obj is None:
+            obj = await self.client.get(ref[0], ref[2], ref[1])
         obj["metadata"]["finalizers"] = [
             f for f in obj["metadata"].get("finalizers") or [] if f != finalizer]
         await self.client.update(ref[0], obj)

@@ -39,7 +39,8 @@ class NamespaceController:
         for kind in self.client.cluster.kinds.kinds:
             if not kind.namespaced or "list" not in kind.verbs:
                 continue
-            for obj in await self.client.list(kind.resource_id, name):
+            # read-only: only counted, and name + deletionTimestamp read
+            for obj in await self.client.list(kind.resource_id, name, copy=False):
                 remaining += 1
                 if obj["metadata"].get("deletionTimestamp"):
                     continue

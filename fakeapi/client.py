@@ -15,12 +15,13 @@ import orjson
 
 from fakeapi import authz, selectors
 from fakeapi.authn import AUTHENTICATED, UserInfo
+from fakeapi.decode import json_copy
 from fakeapi.errors import ApiError
 from fakeapi.kinds import Kind
 from fakeapi.log import Event
 from fakeapi.rbac import Attributes
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.generic import WriteResult, item_raw
+from fakeapi.registry.generic import WriteResult, item_object, item_raw
 from fakeapi.watch import WatchSpec, notices
 
 if TYPE_CHECKING:
@@ -37,10 +38,6 @@ PATCH_TYPES = {
 
 VERBS = ("get", "list", "watch", "create", "update", "patch", "delete")
 """The verbs a Client call authorizes."""
-
-
-def _copy(obj: Any) -> Any:
-    return orjson.loads(orjson.dumps(obj))
 
 
 class Client:
@@ -82,12 +79,19 @@ class Client:
         return orjson.loads(self.cluster.registry.get(kind, namespace, name).raw)  # a copy
 
     async def list(self, resource: str, namespace: str | None = None, *,
-                   label_selector: str = "", field_selector: str = "") -> list[Obj]:
-        """LIST objects (all namespaces when namespace is None)."""
+                   label_selector: str = "", field_selector: str = "",
+                   copy: bool = True) -> list[Obj]:
+        """LIST objects (all namespaces when namespace is None).
+
+        With `copy=False` the objects are the stored ones, shared and read-only: for
+        components that only look (the namespace controller counts what is left).
+        """
         kind = self.kind(resource)
         self._authorize("list", kind, namespace)
         pred = selectors.predicate(label_selector, field_selector, kind.resource_id)
         page = self.cluster.registry.list(kind, namespace, predicate=pred)
+        if not copy:
+            return [item_object(i) for i in page.items]
         return [orjson.loads(item_raw(i)) for i in page.items]
 
     async def create(self, resource: str, obj: Obj, namespace: str = "") -> Obj:
@@ -95,7 +99,7 @@ class Client:
         ns = namespace or obj.get("metadata", {}).get("namespace", "")
         kind = self.kind(resource)
         ctx = self._authorize("create", kind, ns)
-        result = self.cluster.registry.create(kind, ns, _copy(obj), ctx)
+        result = self.cluster.registry.create(kind, ns, json_copy(obj), ctx)
         return await self._done(result)
 
     async def update(self, resource: str, obj: Obj, *, subresource: str = "") -> Obj:
@@ -105,7 +109,7 @@ class Client:
         ctx = self._authorize("update", kind, meta.get("namespace", ""), meta["name"],
                               subresource)
         result = self.cluster.registry.update(kind, meta.get("namespace", ""), meta["name"],
-                                              _copy(obj), ctx, subresource)
+                                              json_copy(obj), ctx, subresource)
         return await self._done(result)
 
     async def patch(self, resource: str, name: str, patch: Any, *, namespace: str = "",

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 SYSTEM_ACTOR = "system:apiserver"
+SYSTEM_CONTEXT = RequestContext(user=SYSTEM_ACTOR, field_manager="fakeapi")
+"""How the cluster itself writes what it seeds (default namespaces, bootstrap RBAC)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,14 +81,13 @@ class Cluster:
     def _seed_namespaces(self) -> None:
         ns_kind = self.kinds.by_resource("", "v1", "namespaces")
         assert ns_kind is not None
-        ctx = RequestContext(user=SYSTEM_ACTOR, field_manager="fakeapi")
         for name in DEFAULT_NAMESPACES:
             if self.store.get("namespaces", "", name) is None:
-                self.registry.create(ns_kind, "", {"metadata": {"name": name}}, ctx)
+                self.registry.create(ns_kind, "", {"metadata": {"name": name}},
+                                     SYSTEM_CONTEXT)
 
     def _seed_rbac(self) -> None:
         """The bootstrap ClusterRoles and ClusterRoleBindings (missing ones are recreated)."""
-        ctx = RequestContext(user=SYSTEM_ACTOR, field_manager="fakeapi")
         # Their UIDs come from a source of their own, so seeded names and UIDs of everything
         # else stay as they were.
         shared, self.registry.rng = self.registry.rng, random.Random(
@@ -99,7 +100,7 @@ class Cluster:
                 assert kind is not None
                 for obj in objects:
                     if self.store.get(resource, "", obj["metadata"]["name"]) is None:
-                        self.registry.create(kind, "", obj, ctx)
+                        self.registry.create(kind, "", obj, SYSTEM_CONTEXT)
         finally:
             self.registry.rng = shared
 

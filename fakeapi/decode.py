@@ -150,6 +150,30 @@ def json_kind(value: Any) -> str:
     return "object"
 
 
+def json_copy(value: Any, *, lenient: bool = False) -> Any:
+    """A deep copy of JSON data through an orjson round trip (TypeError on non-JSON values).
+
+    With `lenient`, scalars come back as they are and containers orjson can't encode (integers
+    beyond 64 bits from the stdlib decoder) are copied recursively instead.
+    """
+    if not lenient:
+        return orjson.loads(orjson.dumps(value))
+    if not isinstance(value, (dict, list)):
+        return value
+    try:
+        return orjson.loads(orjson.dumps(value))
+    except (TypeError, orjson.JSONEncodeError):
+        return _copy_slow(value)
+
+
+def _copy_slow(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy_slow(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy_slow(v) for v in value]
+    return value
+
+
 # ---------------------------------------------------------------------------------------------
 # JSON
 

@@ -18,7 +18,7 @@ import jsonpatch
 import jsonpointer
 import orjson
 
-from fakeapi.decode import go_json_syntax_message, json_kind
+from fakeapi.decode import go_json_syntax_message, json_copy, json_kind
 from fakeapi.errors import ApiError, bad_request
 from fakeapi.schemas import Schema, Schemas, get_schemas
 
@@ -119,10 +119,10 @@ def json_patch(obj: dict[str, Any], patch: Any) -> dict[str, Any]:
         raise ApiError(413, "RequestEntityTooLarge",
                        "Request entity too large: The allowed maximum operations in a JSON "
                        f"patch is {MAX_JSON_PATCH_OPERATIONS}, got {len(ops)}")
-    doc = _copy(obj)
+    doc = json_copy(obj, lenient=True)
     try:
         # Both copies are ours, so the result shares nothing with the caller's data.
-        result = jsonpatch.JsonPatch(_copy(ops)).apply(doc, in_place=True)
+        result = jsonpatch.JsonPatch(json_copy(ops, lenient=True)).apply(doc, in_place=True)
     except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException,
             TypeError, KeyError, IndexError, ValueError, AttributeError):
         raise _rejected() from None
@@ -168,7 +168,7 @@ def merge_patch(obj: dict[str, Any], patch: Any) -> dict[str, Any]:
     if not isinstance(patch, dict):
         raise bad_request("error decoding patch: json: cannot unmarshal "
                           f"{json_kind(patch)} into Go value of type map[string]interface {{}}")
-    return _merge_objects(_copy(obj), patch)
+    return _merge_objects(json_copy(obj, lenient=True), patch)
 
 
 def _merge_objects(target: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
@@ -179,7 +179,7 @@ def _merge_objects(target: dict[str, Any], patch: dict[str, Any]) -> dict[str, A
         current = target.get(key)
         if isinstance(current, dict):
             target[key] = (_merge_objects(current, value) if isinstance(value, dict)
-                           else _copy(value))
+                           else json_copy(value, lenient=True))
         else:
             target[key] = _prune_nulls(value)
     return target
@@ -206,11 +206,11 @@ def strategic_merge_patch(obj: dict[str, Any], patch: Any, schema: Schema) -> di
     `$setElementOrder/<f>` and null deletion, with upstream's errors and ordering rules.
     """
     if patch is None:
-        return _copy(obj)
+        return json_copy(obj, lenient=True)
     if not isinstance(patch, dict):
         raise bad_request(f"json: cannot unmarshal {json_kind(patch)} into Go value of type "
                           "map[string]interface {}")
-    return _StrategicMerger(get_schemas()).merge_map(_copy(obj), patch, schema)
+    return _StrategicMerger(get_schemas()).merge_map(json_copy(obj, lenient=True), patch, schema)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -751,24 +751,3 @@ def _go_float(value: float) -> str:
         return f"{minus}0.{'0' * (-exponent - 1)}{text}"
     whole, frac = text[:exponent + 1].ljust(exponent + 1, "0"), text[exponent + 1:]
     return f"{minus}{whole}.{frac}" if frac else f"{minus}{whole}"
-
-
-# --------------------------------------------------------------------------- copying
-
-
-def _copy(value: Any) -> Any:
-    """A deep copy of JSON data (orjson round trip, with a plain recursive fallback)."""
-    if not isinstance(value, (dict, list)):
-        return value
-    try:
-        return orjson.loads(orjson.dumps(value))
-    except (TypeError, orjson.JSONEncodeError):
-        return _copy_slow(value)
-
-
-def _copy_slow(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _copy_slow(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy_slow(v) for v in value]
-    return value

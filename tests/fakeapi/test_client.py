@@ -1,0 +1,30 @@
+"""The in-process Client."""
+
+from __future__ import annotations
+
+from fakeapi.cluster import Cluster, ClusterConfig
+
+CM = "configmaps"
+
+
+async def test_list_without_copy_returns_the_stored_objects() -> None:
+    cluster = Cluster(ClusterConfig(seed=1))
+    client = cluster.client("test")
+    for ns in ("default", "kube-system"):
+        for name, app in (("a", "x"), ("b", "y"), ("c", "x")):
+            await client.create(CM, {"metadata": {"name": name, "namespace": ns,
+                                                  "labels": {"app": app}},
+                                     "data": {"k": f"{ns}/{name}"}})
+    await client.delete(CM, "b", "default")
+    for namespace, selector in (("default", ""), (None, ""), (None, "app=x"),
+                                ("kube-system", "app=y"), ("kube-public", "")):
+        copied = await client.list(CM, namespace, label_selector=selector)
+        shared = await client.list(CM, namespace, label_selector=selector, copy=False)
+        assert shared == copied
+        kind = client.kind(CM)
+        for obj, copy in zip(shared, copied, strict=True):
+            meta = obj["metadata"]
+            stored = cluster.registry.get(kind, meta["namespace"], meta["name"]).object
+            assert obj is stored
+            assert copy is not stored
+    assert len(await client.list(CM, None, copy=False)) == 5
