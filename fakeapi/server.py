@@ -121,11 +121,7 @@ class Api:
             return self._context_without_options(user, verb, user_agent)
         fv = q.get("fieldValidation", "")
         dry = q.getall("dryRun", [])
-        causes = []
-        if any(d != "All" for d in dry):
-            shown = ", ".join(orjson.dumps(d).decode() for d in dry)
-            causes.append(Cause("dryRun", f"Unsupported value: []string{{{shown}}}: supported "
-                                'values: "All"', "FieldValueNotSupported"))
+        causes = _dry_run_causes(dry)
         if options != "DeleteOptions" and fv not in ("", *FIELD_VALIDATION):
             causes.append(Cause("fieldValidation", f"Unsupported value: {orjson.dumps(fv).decode()}"
                                 ': supported values: "", "Ignore", "Strict", "Warn"',
@@ -393,7 +389,9 @@ class Api:
                                      raw, ctx, t.subresource)
         return await self._respond(request, result, 201 if result.created else 200)
 
-    async def _delete_options(self, request: web.Request) -> dict[str, Any]:
+    async def _delete_options(self, request: web.Request, ctx: RequestContext
+                              ) -> tuple[dict[str, Any], RequestContext]:
+        """DeleteOptions from the body and query; a dryRun in the body counts like the query's."""
         options: dict[str, Any] = {}
         if request.can_read_body:
             body = await self._body(request)
@@ -405,14 +403,18 @@ class Api:
         for key in ("propagationPolicy", "gracePeriodSeconds"):
             if key in request.query:
                 options[key] = request.query[key]
-        return options
+        if "dryRun" in options:
+            causes = _dry_run_causes(options["dryRun"])
+            if causes:
+                raise invalid_error("DeleteOptions", "meta.k8s.io", "", causes)
+            if options["dryRun"]:
+                ctx = dataclasses.replace(ctx, dry_run=True)
+        return options, ctx
 
     async def delete(self, request: web.Request, t: Target) -> web.Response:
         """DELETE an object."""
-        ctx = self.context(request, "DeleteOptions")
-        options = await self._delete_options(request)
-        if options.get("dryRun"):
-            ctx = dataclasses.replace(ctx, dry_run=True)
+        options, ctx = await self._delete_options(
+            request, self.context(request, "DeleteOptions"))
         result = self.registry.delete(t.kind, t.namespace or "", t.name, ctx, options)
         deleted = result.type == DELETED
         if deleted and not t.kind.returns_deleted:
@@ -428,8 +430,8 @@ class Api:
 
     async def delete_collection(self, request: web.Request, t: Target) -> web.Response:
         """DELETE a collection (with selectors)."""
-        ctx = self.context(request, "DeleteOptions")
-        options = await self._delete_options(request)
+        options, ctx = await self._delete_options(
+            request, self.context(request, "DeleteOptions"))
         results = self.registry.delete_collection(
             t.kind, t.namespace, ctx, predicate=self._predicate(request, t.kind),
             options=options)
@@ -478,6 +480,16 @@ async def _read_body(request: web.Request) -> bytes:
 
 def _warning(text: str) -> str:
     return '299 - "' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _dry_run_causes(values: Any) -> list[Cause]:
+    """Same as upstream: dryRun may only hold "All"."""
+    if isinstance(values, list) and all(v == "All" for v in values):
+        return []
+    shown = ", ".join(orjson.dumps(v).decode() for v in (
+        values if isinstance(values, list) else [values]))
+    return [Cause("dryRun", f"Unsupported value: []string{{{shown}}}: supported "
+                  'values: "All"', "FieldValueNotSupported")]
 
 
 def _check_list_options(q: Any, *, watch: bool) -> None:

@@ -389,6 +389,10 @@ BAD_INPUT = [
     Bad("dry-run-bad-value-delete", "DELETE", f"{CM}/existing", 422, "Invalid",
         'DeleteOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: []string{"1"}: '
         'supported values: "All"', params=(("dryRun", "1"),)),
+    Bad("dry-run-bad-value-in-delete-options", "DELETE", f"{CM}/existing", 422, "Invalid",
+        'DeleteOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: []string{"Now"}: '
+        'supported values: "All"',
+        body={"kind": "DeleteOptions", "apiVersion": "v1", "dryRun": ["Now"]}),
     Bad("dry-run-bad-value-patch", "PATCH", f"{CM}/existing", 422, "Invalid",
         'PatchOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: []string{"Yes"}: '
         'supported values: "All"', body={"data": {"k": "w"}}, ctype=MERGE,
@@ -961,11 +965,15 @@ async def test_delete_preconditions(served: tuple[Cluster, TestClient], precondi
      lambda o: o["status"]["phase"] == "Terminating"),
     ("DELETE", CM, None, JSON, [("dryRun", "All"), ("labelSelector", "app=x")], 200,
      lambda o: [i["metadata"]["name"] for i in o["items"]] == ["existing", "held"]),
+    ("DELETE", CM, {"kind": "DeleteOptions", "apiVersion": "v1", "dryRun": ["All"]}, JSON,
+     [("labelSelector", "app=x")], 200,
+     lambda o: [i["metadata"]["name"] for i in o["items"]] == ["existing", "held"]),
     ("PUT", f"{RC}/claim/status", {**claim("claim"), "status": {"devices": []}}, JSON,
      [("dryRun", "All")], 200, lambda o: o["status"] == {"devices": []}),
 ], ids=["create", "create-generate-name", "create-yaml-strict", "update", "merge-patch",
         "apply-patch", "apply-create", "delete", "delete-options-body",
-        "delete-with-finalizer", "delete-namespace", "delete-collection", "status-update"])
+        "delete-with-finalizer", "delete-namespace", "delete-collection",
+        "delete-collection-options-body", "status-update"])
 async def test_dry_run_changes_nothing(
         served: tuple[Cluster, TestClient], method: str, path: str, body: Any, ctype: str,
         params: list[tuple[str, str]], code: int, check: Callable[[Obj], Any]) -> None:
