@@ -115,6 +115,21 @@ def report(label: str, rate: int, written: int, tally: Tally, elapsed: float, wa
 # ----- in-process --------------------------------------------------------------------------
 
 
+async def measured(label: str, meter: CpuMeter, consumers: list[asyncio.Task[None]],
+                   tally: Tally, write: Callable[[int], Awaitable[None]], *, rate: int,
+                   seconds: float, watchers: int, connections: int = 1) -> None:
+    """Write at `rate` while the watchers consume, wait for delivery, stop them, report."""
+    start = time.perf_counter()
+    written = await paced_writer(write, rate=rate, seconds=seconds, tasks=connections)
+    await drain(tally, written * watchers)
+    elapsed = max(tally.last_delivery, start + seconds) - start
+    cpu = meter.text()
+    for t in consumers:
+        t.cancel()
+    await asyncio.gather(*consumers, return_exceptions=True)
+    report(label, rate, written, tally, elapsed, watchers, cpu)
+
+
 async def inproc_run(cluster: Cluster, *, watchers: int, rate: int, seconds: float,
                      offset: int) -> None:
     """One writer rate against `watchers` stream consumers in this event loop."""
@@ -140,16 +155,8 @@ async def inproc_run(cluster: Cluster, *, watchers: int, rate: int, seconds: flo
 
     tasks = [asyncio.create_task(consume()) for _ in range(watchers)]
     await asyncio.sleep(0.05)
-    meter = CpuMeter(inproc=None)
-    start = time.perf_counter()
-    written = await paced_writer(write, rate=rate, seconds=seconds)
-    await drain(tally, written * watchers)
-    elapsed = max(tally.last_delivery, start + seconds) - start
-    cpu = meter.text()
-    for t in tasks:
-        t.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
-    report("inproc", rate, written, tally, elapsed, watchers, cpu)
+    await measured("inproc", CpuMeter(inproc=None), tasks, tally, write, rate=rate,
+                   seconds=seconds, watchers=watchers)
 
 
 async def bench_inproc(watchers: int, seconds: float, rates: list[int]) -> None:
@@ -211,17 +218,9 @@ async def http_run(session: aiohttp.ClientSession, base: str, server_pid: int, *
     deadline = time.perf_counter() + 10
     while ready < watchers and time.perf_counter() < deadline:
         await asyncio.sleep(0.01)
-    meter = CpuMeter(server=server_pid, client=None)
-    start = time.perf_counter()
     conns = WRITER_CONNECTIONS if rate == MAX_RATE else PACED_CONNECTIONS
-    written = await paced_writer(write, rate=rate, seconds=seconds, tasks=conns)
-    await drain(tally, written * watchers)
-    elapsed = max(tally.last_delivery, start + seconds) - start
-    cpu = meter.text()
-    for t in tasks:
-        t.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
-    report("http", rate, written, tally, elapsed, watchers, cpu)
+    await measured("http", CpuMeter(server=server_pid, client=None), tasks, tally, write,
+                   rate=rate, seconds=seconds, watchers=watchers, connections=conns)
     print(f"      POST response -> line (lower estimate): {latency_text(after_response)}")
     print(f"      the writer's POSTs ({conns} connections): {latency_text(post_latencies)}")
 
