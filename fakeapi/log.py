@@ -249,12 +249,11 @@ class EventLog:
                     waiters.remove(fut)
 
     def wake_all(self) -> None:
-        """Wake every waiter (used at shutdown so watch streams end promptly)."""
-        for waiters in self._waiters.values():
-            for fut in waiters:
-                if not fut.done():
-                    fut.set_result(None)
-        self._waiters.clear()
+        """Wake every waiter now (used at shutdown so watch streams end promptly)."""
+        if self._wake_handle is not None:
+            self._wake_handle.cancel()
+        self._to_wake.update(self._waiters)
+        self._wake()
 
     def __iter__(self) -> Iterator[Event]:
         return iter(self._events)
