@@ -1,14 +1,17 @@
-"""Timestamps on the wire (fakeapi.clock): the per-second cache of `rfc3339` changes nothing."""
+"""fakeapi.clock: wire timestamps (the per-second cache of `rfc3339` changes nothing), timers on
+the virtual and real clocks, and settling."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
+import functools
 import random
 import zoneinfo
 
 import pytest
 
-from fakeapi.clock import rfc3339
+from fakeapi.clock import RealClock, SettleTimeout, VirtualClock, rfc3339
 
 
 def _plain(t: dt.datetime) -> str:
@@ -44,3 +47,184 @@ def test_rfc3339_same_second_is_cached_text() -> None:
     assert rfc3339(t) == "2030-05-06T07:08:09Z"
     assert rfc3339(t + dt.timedelta(microseconds=999_989)) == "2030-05-06T07:08:09Z"
     assert rfc3339(t + dt.timedelta(microseconds=999_990)) == "2030-05-06T07:08:10Z"
+
+
+# ----- timers, advance and settling ------------------------------------------------------------
+
+
+CLOCKS = [RealClock, VirtualClock]
+
+
+@pytest.mark.parametrize(("timers", "cancelled", "fired"), [
+    ([("a", 1.0), ("b", 2.0), ("c", 2.0), ("d", 0.5)], set(), ["d@0.5", "a@1.0", "b@2.0",
+                                                               "c@2.0"]),
+    ([("a", 1.0), ("b", 2.0), ("c", 3.5)], {"b"}, ["a@1.0"]),
+    ([("a", 3.0), ("b", 3.0)], {"a", "b"}, []),
+    ([("late", 3.01)], set(), []),
+], ids=["in-deadline-order-ties-by-schedule", "cancelled-skipped", "all-cancelled",
+        "after-the-target"])
+async def test_advance_fires_due_timers_in_order_at_their_own_time(
+        timers: list[tuple[str, float]], cancelled: set[str], fired: list[str]) -> None:
+    clock = VirtualClock()
+    seen: list[str] = []
+    handles = {name: clock.call_later(delay, functools.partial(
+        lambda n: seen.append(f"{n}@{clock.monotonic()}"), name)) for name, delay in timers}
+    for name in cancelled:
+        handles[name].cancel()
+    await clock.advance(3.0)
+    assert seen == fired
+    assert clock.monotonic() == 3.0
+    for handle in handles.values():
+        handle.cancel()  # cancelling a fired or cancelled timer changes nothing
+    assert clock.next_deadline() is None
+
+
+async def test_advance_settles_between_timers() -> None:
+    """A task woken by one timer runs, and its own new timer fires in order, before the next."""
+    clock = VirtualClock()
+    seen: list[tuple[str, float]] = []
+
+    async def sleeper() -> None:
+        await clock.sleep(1)
+        seen.append(("woke", clock.monotonic()))
+        clock.call_later(0.2, lambda: seen.append(("chained", clock.monotonic())))
+
+    task = asyncio.create_task(sleeper())
+    clock.call_later(1.5, lambda: seen.append(("timer", clock.monotonic())))
+    await clock.advance(2)
+    assert seen == [("woke", 1.0), ("chained", 1.2), ("timer", 1.5)]
+    assert task.done()
+
+
+async def test_sleep_waits_for_virtual_time_only() -> None:
+    clock = VirtualClock()
+    task = asyncio.create_task(clock.sleep(10))
+    await clock.advance(9.5)
+    assert not task.done()
+    assert clock.next_deadline() == 10
+    await clock.advance(0.5)
+    assert task.done()
+    assert clock.now() == dt.datetime(2026, 1, 1, 0, 0, 10, tzinfo=dt.UTC)
+
+
+async def test_a_cancelled_sleep_cancels_its_timer() -> None:
+    clock = VirtualClock()
+    task = asyncio.create_task(clock.sleep(5))
+    await clock.run_until_settled()
+    assert clock.next_deadline() == 5
+    task.cancel()
+    await clock.run_until_settled()
+    assert task.cancelled()
+    assert clock.next_deadline() is None
+
+
+async def test_many_cancelled_timers_leave_the_next_deadline_right() -> None:
+    clock = VirtualClock()
+    keep = clock.call_later(500.5, lambda: None)
+    for i in range(1000):
+        clock.call_later(i + 1, lambda: None).cancel()
+        assert clock.next_deadline() == 500.5
+    keep.cancel()
+    assert clock.next_deadline() is None
+
+
+async def test_a_zero_delay_timer_runs_on_the_loop_without_advance() -> None:
+    clock = VirtualClock()
+    seen: list[int] = []
+    clock.call_later(0, lambda: seen.append(1))
+    clock.call_later(-1, lambda: seen.append(2)).cancel()
+    await asyncio.sleep(0)
+    assert seen == [1]
+    assert clock.monotonic() == 0
+
+
+async def test_a_failing_timer_is_reported_and_the_next_still_fires() -> None:
+    clock = VirtualClock()
+    reported: list[dict[str, object]] = []
+    asyncio.get_running_loop().set_exception_handler(lambda _loop, ctx: reported.append(ctx))
+    seen: list[str] = []
+
+    def boom() -> None:
+        raise RuntimeError("boom")
+
+    clock.call_later(1, boom)
+    clock.call_later(2, lambda: seen.append("next"))
+    await clock.advance(2)
+    assert seen == ["next"]
+    assert [str(ctx["exception"]) for ctx in reported] == ["boom"]
+
+
+@pytest.mark.parametrize("seconds", [-1, -0.001])
+async def test_time_never_goes_back(seconds: float) -> None:
+    clock = VirtualClock()
+    with pytest.raises(ValueError, match="can't go back"):
+        await clock.advance(seconds)
+    assert clock.monotonic() == 0
+
+
+async def test_real_clock_timers_run_on_the_loop_and_cancel() -> None:
+    clock = RealClock()
+    fired = asyncio.get_running_loop().create_future()
+    seen: list[str] = []
+    clock.call_later(0.001, lambda: fired.set_result(None))
+    clock.call_later(0, lambda: seen.append("cancelled")).cancel()
+    await asyncio.wait_for(fired, 5)
+    assert seen == []
+
+
+@pytest.mark.parametrize("make", CLOCKS)
+@pytest.mark.parametrize("hand_on", ["next-iteration", "real-time-timer"])
+async def test_run_until_settled_waits_for_every_probe_to_go_idle(
+        make: type[RealClock | VirtualClock], hand_on: str) -> None:
+    """A chain of work items, each handed on at the next loop iteration or after a short
+    real-time loop timer (as the log's watch wake-up window does), is all done when settling
+    returns."""
+    clock = make()
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[int] = asyncio.Queue()
+    in_flight = [0]  # queued, being worked on, or waiting on the loop timer
+    done: list[int] = []
+
+    def put(i: int) -> None:
+        queue.put_nowait(i)
+
+    async def worker() -> None:
+        while True:
+            i = await queue.get()
+            await asyncio.sleep(0)
+            done.append(i)
+            if i < 5:
+                in_flight[0] += 1
+                if hand_on == "real-time-timer":
+                    loop.call_later(0.003, put, i + 1)
+                else:
+                    put(i + 1)
+            in_flight[0] -= 1
+
+    clock.add_probe(lambda: in_flight[0] > 0)
+    task = asyncio.create_task(worker())
+    in_flight[0] += 1
+    put(0)
+    await clock.run_until_settled()
+    assert done == [0, 1, 2, 3, 4, 5]
+    assert in_flight == [0]
+    task.cancel()
+
+
+@pytest.mark.parametrize("make", CLOCKS)
+async def test_a_probe_that_never_goes_idle_fails_settling(
+        make: type[RealClock | VirtualClock]) -> None:
+    clock = make()
+    clock.add_probe(lambda: True)
+    with pytest.raises(SettleTimeout, match="still busy"):
+        await clock.run_until_settled(limit=0.05)
+
+
+@pytest.mark.parametrize("make", CLOCKS)
+async def test_run_until_settled_returns_at_once_when_idle(
+        make: type[RealClock | VirtualClock]) -> None:
+    clock = make()
+    clock.add_probe(lambda: False)
+    started = asyncio.get_running_loop().time()
+    await clock.run_until_settled()
+    assert asyncio.get_running_loop().time() - started < 0.5
