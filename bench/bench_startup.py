@@ -76,8 +76,8 @@ def slowest_imports(top: int = 12) -> None:
     for line in out.stderr.splitlines():
         if not line.startswith("import time:") or "cumulative" in line:
             continue
-        own, cum, name = line.split(":", 1)[1].split("|")
-        rows.append((int(cum), int(own), name.rstrip()[1:]))
+        own_us, cum_us, module = line.split(":", 1)[1].split("|")
+        rows.append((int(cum_us), int(own_us), module.rstrip()[1:]))
     top_level = sum(r[0] for r in rows if not r[2].startswith(" "))
     print(f"\n== imports + Cluster(): {wall:.2f} s wall for the whole interpreter, "
           f"{top_level / 1e6:.2f} s of it importing")

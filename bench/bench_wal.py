@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -26,7 +27,7 @@ WRITERS = (1, 4, 16, 64, 256, 1024)
 
 def make_payload(size: int) -> bytes:
     """An orjson-encoded event shaped like a small Pod update, padded to about `size` bytes."""
-    event = {
+    event: dict[str, Any] = {
         "type": "MODIFIED",
         "object": {
             "apiVersion": "v1",

@@ -38,6 +38,7 @@ from typing import Any
 import orjson
 
 from fakeapi import fieldpath as fp
+from fakeapi.decode import object_member
 from fakeapi.errors import ApiError, Cause, bad_request
 from fakeapi.fieldpath import FieldSet
 from fakeapi.schemas import Schema, get_schemas, types_of
@@ -805,9 +806,9 @@ def apply(live: dict[str, Any] | None, config: dict[str, Any], *, manager: str, 
     cfg = _scoped_config(config, subresource)
     try:
         new_set = fp.difference(_scope(_to_set(cfg, t, ())[1], subresource), _STRIP)
-    except _TypedError as e:
+    except _TypedError as err:
         raise ApiError(500, "InternalError", "failed to create typed patch object "
-                       f"({_gvknn(config, live_obj)}): {e}") from None
+                       f"({_gvknn(config, live_obj)}): {err}") from None
 
     if live is not None and not managed:
         # Same as upstream: fields of an object nobody tracked belong to "before-first-apply".
@@ -872,7 +873,7 @@ def _keep_server_meta(merged: dict[str, Any], live: dict[str, Any]) -> dict[str,
     meta = merged.get("metadata")
     if not isinstance(meta, dict):
         return merged
-    live_meta = live.get("metadata") if isinstance(live.get("metadata"), dict) else {}
+    live_meta = object_member(live, "metadata")
     if all(meta.get(f, _MISSING) is live_meta.get(f, _MISSING) for f in SERVER_OWNED_META):
         return merged
     meta = dict(meta)
@@ -887,7 +888,7 @@ def _keep_server_meta(merged: dict[str, Any], live: dict[str, Any]) -> dict[str,
 
 
 def _gvknn(config: dict[str, Any], live: dict[str, Any]) -> str:
-    meta = config.get("metadata") if isinstance(config.get("metadata"), dict) else {}
+    meta = object_member(config, "metadata")
     api_version = str(config.get("apiVersion") or live.get("apiVersion") or "")
     group, _, version = api_version.rpartition("/")
     kind = config.get("kind") or live.get("kind") or ""

@@ -614,6 +614,7 @@ def _fields(buf: bytes) -> Iterator[tuple[int, int, Any]]:
     while i < len(buf):
         key, i = _varint(buf, i)
         number, wire = key >> 3, key & 7
+        value: int | bytes
         if wire == 0:
             value, i = _varint(buf, i)
         elif wire == 1:

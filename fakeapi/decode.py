@@ -44,7 +44,7 @@ def _fast_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return d
 
 
-class _Pairs(list):  # type: ignore[type-arg]
+class _Pairs(list[tuple[str, Any]]):
     """Marker for an object's raw key/value pairs in the slow duplicate-path pass."""
 
 
@@ -112,6 +112,12 @@ def require_object(body: Any, kind: Kind) -> dict[str, Any]:
         raise bad_request(f"Object '{kind.kind}' is missing in request body: expected a JSON "
                           "object")
     return body
+
+
+def object_member(obj: dict[str, Any], key: str) -> dict[str, Any]:
+    """`obj[key]` when it is a JSON object, else an empty dict (for reading optional parts)."""
+    value = obj.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def check_type_meta(obj: dict[str, Any], kind: Kind) -> None:
@@ -348,7 +354,7 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+class _Loader(_BaseLoader):
     """Safe loader matching sigs.k8s.io/yaml's YAML->JSON view.
 
     Timestamps stay strings, non-string keys become their text, !!binary stays base64 text,

@@ -356,9 +356,9 @@ class _StrategicMerger:
                 if merge_key not in item:
                     raise _no_merge_key(item, merge_key)
                 key = _ident(item[merge_key])
-                i = where.get(key)
-                if i is not None:
-                    working[i] = self.merge_map(working[i], item, item_node)
+                at = where.get(key)
+                if at is not None:
+                    working[at] = self.merge_map(working[at], item, item_node)
                 else:
                     where[key] = len(working)
                     working.append(_clean_map(item))
@@ -405,26 +405,26 @@ class _StrategicMerger:
         order = patch[directive_key]
         if not isinstance(order, list):
             raise _bad_arg_type("[]interface {}", order)
-        has_original = original.get(key) is not None
-        has_patch = key in patch
         current = original.get(key)
-        patch_list = patch.get(key)
-        if has_original and not isinstance(current, list):
+        if current is not None and not isinstance(current, list):
             raise _bad_arg_type("[]interface {}", current)
-        if has_patch and not isinstance(patch_list, list):
-            raise _bad_arg_type("[]interface {}", patch_list)
+        patch_list: list[Any] | None = None
+        if key in patch:
+            if not isinstance(patch[key], list):
+                raise _bad_arg_type("[]interface {}", patch[key])
+            patch_list = patch[key]
         meta = self.field(node, key)
         merge_key = meta.merge_key
         _validate_against_order(patch_list or [], order, merge_key)
-        if not has_original and not has_patch:
-            return
-        if has_original and not has_patch:
+        if patch_list is None:
+            if current is None:
+                return
             merged = current
-        elif has_patch and not has_original:
+        elif current is None:
             merged = _clean_list(patch_list)
         else:
             merged = self.merge_list_field(current, patch_list, meta)
-        original_list = current if has_original else []
+        original_list = current if current is not None else []
         if not original_list and not patch_list:
             original[key] = merged
             return

@@ -698,6 +698,7 @@ def _fields(buf: bytes, message: str) -> Iterator[tuple[int, int, Any]]:
         number, wire = key >> 3, key & 7
         if number <= 0:
             raise _Malformed(f"proto: {message}: illegal tag {number} (wire type {wire})")
+        value: int | bytes
         if wire == 0:
             value, pos = _varint(buf, pos)
         elif wire == 1:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fakeapi.authn import UserInfo
-from fakeapi.decode import check_type_meta, require_object
+from fakeapi.decode import check_type_meta, object_member, require_object
 from fakeapi.errors import Cause, bad_request, field_invalid, invalid
 from fakeapi.kinds import Kind
 from fakeapi.rbac import Attributes, Authorizer, Rule
@@ -58,7 +58,7 @@ def _access_status(authorizer: Authorizer, a: Attributes) -> Obj:
 
 
 def _respond(kind: Kind, body: Obj, status: Obj) -> Obj:
-    meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+    meta = object_member(body, "metadata")
     out = {"kind": kind.kind, "apiVersion": kind.api_version,
            "metadata": {**meta, "creationTimestamp": None}}
     if "spec" in body:

@@ -587,9 +587,9 @@ class Generator:
                 line = f"from {module} import (\n" + "".join(f"    {n},\n" for n in names) + ")"
             groups[group].append(line)
         lines: list[str] = []
-        for group in groups:
-            if group:
-                lines += group + [""]
+        for imports in groups:
+            if imports:
+                lines += imports + [""]
         return lines
 
 

@@ -12,8 +12,9 @@ from fractions import Fraction
 
 _NUMBER = re.compile(r"^([+-]?)([0-9]*\.?[0-9]*)(.*)$")
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {"n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": 1,
-            "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
+_DECIMAL: dict[str, Fraction | int] = {
+    "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": 1,
+    "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
 _EXPONENT = re.compile(r"^[eE]([+-]?[0-9]+)$")
 MAX_EXPONENT = 1000  # guards against `1e999999999`; upstream caps far lower in practice
 
