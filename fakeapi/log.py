@@ -3,7 +3,8 @@
 Every committed change is one `Event`. The revision of an event is the `resourceVersion`
 of the object it carries. The object's JSON is encoded once at commit and shared by
 GET/LIST responses, watch streams and the on-disk log. The in-memory log keeps a
-window of recent events (older ones compact to 410 Expired); with a data directory
+window of recent events (resuming a resource whose events were compacted is 410 Expired;
+a quiet resource never expires for other resources' writes); with a data directory
 every event is also appended to a `WriteAheadLog` file and replay rebuilds the state.
 """
 
@@ -121,7 +122,7 @@ def _expire(fut: asyncio.Future[object]) -> None:
 
 
 class CompactedError(Exception):
-    """A revision older than the retained window was asked for."""
+    """Events after a requested revision are no longer retained (upstream: 410 Expired)."""
 
     def __init__(self, requested: int, oldest: int) -> None:
         super().__init__(f"too old resource version: {requested} ({oldest})")
@@ -210,10 +211,18 @@ class EventLog:
             raise CompactedError(revision, self.oldest_revision)
         return self._events[revision - self._first + 1:]
 
+    def ensure_retained(self, resource: str, revision: int) -> None:
+        """Raise CompactedError if an event of `resource` after `revision` was compacted.
+
+        Only the resource's own events count: a watcher or a paginated list of a quiet kind
+        missed nothing when other kinds' writes filled the window, so it is not expired.
+        """
+        if self._compacted_change.get(resource, 0) > revision:
+            raise CompactedError(revision, self.oldest_revision)
+
     def resource_since(self, resource: str, revision: int) -> list[Event]:
         """Events of one resource after `revision` (raises CompactedError if not retained)."""
-        if revision < self.oldest_revision:
-            raise CompactedError(revision, self.oldest_revision)
+        self.ensure_retained(resource, revision)
         events = self._by_resource.get(resource)
         if not events or events[-1].revision <= revision:
             return []

@@ -17,7 +17,7 @@ import orjson
 from sortedcontainers import SortedDict
 
 from fakeapi.clock import Clock, rfc3339
-from fakeapi.log import ADDED, DELETED, CompactedError, Event, EventLog
+from fakeapi.log import ADDED, DELETED, Event, EventLog
 
 Obj = dict[str, Any]
 GC_FREEZE_EVERY = 1000
@@ -75,7 +75,7 @@ class Store:
 
         At the current revision this yields Events (which carry the encoded object); at an
         older revision it yields Events for unchanged keys and plain dicts for old versions.
-        Raises CompactedError when `at_revision` is older than the retained log.
+        Raises CompactedError when changes of `resource` after `at_revision` were compacted.
         """
         table = self._view.get(resource) or SortedDict()
         lo, hi = _range(namespace)
@@ -87,8 +87,6 @@ class Store:
             for k in table.irange(lo, hi, inclusive=(lo_incl, False)):
                 yield table[k]
             return
-        if at_revision < self.log.oldest_revision:
-            raise CompactedError(at_revision, self.log.oldest_revision)
         overrides: dict[str, Obj | None] = {}
         for e in self.log.resource_since(resource, at_revision):
             overrides.setdefault(e.key, e.prev)

@@ -1,9 +1,10 @@
 """Watch streams: a cursor into the event log per watcher, lines encoded once per event.
 
 A watcher holds no buffer of its own: it reads the log from its cursor, so a slow
-client never blocks writers and never grows memory. If the log compacts past a
-watcher's cursor, the watcher gets an ERROR event with a 410 Expired Status and ends,
-and the client resumes with a fresh list (what client-go's reflector does).
+client never blocks writers and never grows memory. If the log compacts away events of
+the watched resource after the cursor, the watcher gets an ERROR event with a 410 Expired
+Status and ends, and the client resumes with a fresh list (what client-go's reflector
+does).
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ def default_encoder(event: Event, type: str) -> bytes:
 
 
 def start_revision(store: Store, spec: WatchSpec) -> int:
-    """Validate the starting revision (410 Expired when compacted) and return it."""
+    """Validate the starting revision (410 Expired when the kind's later events were
+    compacted) and return it."""
     if spec.resource_version in ("", "0") or spec.send_initial_events:
         return store.revision
     try:
@@ -54,8 +56,10 @@ def start_revision(store: Store, spec: WatchSpec) -> int:
     except ValueError:
         raise ApiError(400, "BadRequest",
                        f"invalid resource version: {spec.resource_version!r}") from None
-    if rv < store.log.oldest_revision:
-        raise expired(f"too old resource version: {rv} ({store.log.oldest_revision})")
+    try:
+        store.log.ensure_retained(spec.kind.resource_id, rv)
+    except CompactedError as e:
+        raise expired(str(e)) from None
     return rv
 
 
@@ -99,7 +103,7 @@ async def notices(store: Store, spec: WatchSpec) -> AsyncIterator[list[Notice]]:
     """Batches of what one watcher sees, until timeout, expiry or cancel.
 
     The log is read from the watcher's cursor: no per-watcher buffer, so a slow consumer
-    never blocks writers; one that falls behind the retained window gets ERROR 410.
+    never blocks writers; one whose unread events of its kind were compacted gets ERROR 410.
     """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + spec.timeout

@@ -75,3 +75,61 @@ def test_replay_rebuilds_the_same_view() -> None:
     assert again.revision == store.revision
     assert [e.raw for e in again.scan("configmaps")] == [e.raw for e in store.scan("configmaps")]
     assert [e.actor for e in again.log] == ["t", "u", "t", "t"]
+
+
+def _flood(store: Store, count: int) -> None:
+    """Commit `count` ConfigMaps: writes of another resource than the namespaces watched."""
+    for i in range(count):
+        store.commit(ADDED, "configmaps", _obj(f"flood-{store.revision}-{i}"), actor="t")
+
+
+def _ns(name: str, **extra: object) -> dict:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}, **extra}
+
+
+# Namespaces a and b exist at revision 2; then each step is a namespace change ("modify a")
+# or a flood of 3 windows of ConfigMaps; then the namespaces are read as of revision 2.
+@pytest.mark.parametrize(("steps", "expired"), [
+    (["flood"], False),
+    (["flood", "modify a"], False),
+    (["flood", "modify a", "flood"], True),
+    (["modify a", "flood"], True),
+    (["flood", "modify a", "modify a"], False),
+], ids=["quiet", "changed-after-the-window-moved", "that-change-compacted",
+        "changed-then-compacted", "two-retained-changes"])
+def test_a_snapshot_expires_only_when_its_own_resources_changes_are_gone(
+        steps: list[str], expired: bool) -> None:
+    store = _store(retention=4)
+    store.commit(ADDED, "namespaces", _ns("a"), actor="t")
+    store.commit(ADDED, "namespaces", _ns("b"), actor="t")
+    at = store.revision
+    for step in steps:
+        if step == "flood":
+            _flood(store, 12)
+        else:
+            store.commit(MODIFIED, "namespaces", _ns("a", metadata={
+                "name": "a", "labels": {"rev": str(store.revision + 1)}}), actor="t")
+    assert store.log.oldest_revision > at
+    if expired:
+        with pytest.raises(CompactedError, match=rf"too old resource version: {at} \(\d+\)"):
+            list(store.scan("namespaces", at_revision=at))
+        with pytest.raises(CompactedError):
+            store.log.resource_since("namespaces", at)
+        return
+    old = [o if isinstance(o, dict) else o.object for o in
+           store.scan("namespaces", at_revision=at)]
+    assert old == [_ns("a", metadata={"name": "a", "resourceVersion": "1"}),
+                   _ns("b", metadata={"name": "b", "resourceVersion": "2"})]
+
+
+def test_a_cursor_at_the_newest_compacted_change_missed_nothing() -> None:
+    store = _store(retention=4)
+    store.commit(ADDED, "namespaces", _ns("a"), actor="t")
+    at = store.revision
+    _flood(store, 12)
+    assert store.log.last_change("namespaces") == at  # compacted, remembered
+    store.log.ensure_retained("namespaces", at)
+    assert store.log.resource_since("namespaces", at) == []
+    with pytest.raises(CompactedError):
+        store.log.ensure_retained("namespaces", at - 1)
+    store.log.ensure_retained("never-written", 0)
