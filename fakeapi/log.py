@@ -13,9 +13,12 @@ from __future__ import annotations
 import asyncio
 import bisect
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 import orjson
+
+from fakeapi.clock import Clock
 
 ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
 
@@ -147,6 +150,12 @@ class EventLog:
         self._wal_seq = 0
 
     @property
+    def wake_pending(self) -> bool:
+        """Watchers are due to be woken (a real-time window, not emulated time: a probe for
+        `Clock.run_until_settled`)."""
+        return self._wake_handle is not None
+
+    @property
     def oldest_revision(self) -> int:
         """Oldest revision a watch or snapshot may resume from (exclusive lower bound)."""
         return self._first - 1
@@ -236,8 +245,8 @@ class EventLog:
             return events[-1].revision
         return self._compacted_change.get(resource, 0)
 
-    async def wait(self, resource: str, timeout: float | None) -> None:
-        """Wait for the next event of `resource` (or the timeout).
+    async def wait(self, resource: str, timeout: float | None, *, clock: Clock) -> None:
+        """Wait for the next event of `resource` (or `timeout` seconds on `clock`).
 
         A plain `await` on the future, not `asyncio.wait_for`: on Python 3.11 `wait_for`
         swallows a cancellation that arrives together with the wake-up (as at shutdown, when
@@ -246,7 +255,7 @@ class EventLog:
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[object] = loop.create_future()
         self._waiters.setdefault(resource, []).append(fut)
-        timer = loop.call_later(timeout, _expire, fut) if timeout is not None else None
+        timer = clock.call_later(timeout, partial(_expire, fut)) if timeout is not None else None
         try:
             await fut
         finally:

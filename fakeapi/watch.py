@@ -4,12 +4,11 @@ A watcher holds no buffer of its own: it reads the log from its cursor, so a slo
 client never blocks writers and never grows memory. If the log compacts away events of
 the watched resource after the cursor, the watcher gets an ERROR event with a 410 Expired
 Status and ends, and the client resumes with a fresh list (what client-go's reflector
-does).
+does). Timeouts and periodic bookmarks run on the store's clock (emulated time).
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -105,8 +104,8 @@ async def notices(store: Store, spec: WatchSpec) -> AsyncIterator[list[Notice]]:
     The log is read from the watcher's cursor: no per-watcher buffer, so a slow consumer
     never blocks writers; one whose unread events of its kind were compacted gets ERROR 410.
     """
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + spec.timeout
+    clock = store.clock
+    deadline = clock.monotonic() + spec.timeout
     try:
         cursor = start_revision(store, spec)
     except ApiError as e:
@@ -126,7 +125,7 @@ async def notices(store: Store, spec: WatchSpec) -> AsyncIterator[list[Notice]]:
             batch.append(_bookmark(spec.kind, cursor, initial_end=True))
         if batch:
             yield batch
-    next_bookmark = loop.time() + spec.bookmark_interval
+    next_bookmark = clock.monotonic() + spec.bookmark_interval
     while True:
         try:
             events = store.log.resource_since(resource, cursor)
@@ -135,13 +134,13 @@ async def notices(store: Store, spec: WatchSpec) -> AsyncIterator[list[Notice]]:
             return
         if events:
             events = events[:MAX_BATCH]
-            seen = [(t, event) for event in events
-                    if (t := translate(event, spec)) is not None]
+            seen: list[Notice] = [(t, event) for event in events
+                                  if (t := translate(event, spec)) is not None]
             cursor = events[-1].revision
             if seen:
                 yield seen
             continue
-        now = loop.time()
+        now = clock.monotonic()
         if now >= deadline:
             return
         if spec.allow_bookmarks and now >= next_bookmark:
@@ -149,7 +148,7 @@ async def notices(store: Store, spec: WatchSpec) -> AsyncIterator[list[Notice]]:
             next_bookmark = now + spec.bookmark_interval
             continue
         wait_until = min(deadline, next_bookmark) if spec.allow_bookmarks else deadline
-        await store.log.wait(resource, max(0.0, wait_until - now))
+        await store.log.wait(resource, wait_until - now, clock=clock)
 
 
 async def stream(store: Store, spec: WatchSpec, encode: Encoder = default_encoder
