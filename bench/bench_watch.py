@@ -43,6 +43,7 @@ from benchlib import (
 )
 
 from fakeapi.cluster import Cluster, ClusterConfig
+from fakeapi.ids import resource_version
 from fakeapi.watch import WatchSpec, stream
 
 EVENTS_TARGET = 50_000.0
@@ -138,8 +139,8 @@ async def inproc_run(cluster: Cluster, *, watchers: int, rate: int, seconds: flo
     client = cluster.client("bench")
     committed: dict[int, float] = {}
     tally = Tally()
-    spec = WatchSpec(kind=kind, namespace=NAMESPACE,
-                     resource_version=str(cluster.store.revision), timeout=seconds + 30)
+    spec = WatchSpec(kind=kind, namespace=NAMESPACE, timeout=seconds + 30,
+                     resource_version=resource_version(cluster.store.revision))
 
     async def consume() -> None:
         async for chunk in stream(cluster.store, spec):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from fakeapi.ids import UID
+
 OPTIMISTIC_LOCK_MSG = (
     "the object has been modified; please apply your changes to the latest version and try again"
 )
@@ -38,7 +40,7 @@ class ApiError(Exception):
         name: str | None = None,
         group: str | None = None,
         kind: str | None = None,
-        uid: str | None = None,
+        uid: UID | None = None,
         causes: list[Cause] | None = None,
         retry_after: int | None = None,
     ) -> None:

@@ -249,7 +249,17 @@ DOCS: dict[str, str] = {
 }
 """Hand-written summaries; every key must match a generated class or field."""
 
+IDENTITIES: dict[str, str] = {
+    "meta:ObjectMeta.uid": "UID",
+    "meta:ObjectMeta.resourceVersion": "ResourceVersion",
+    "meta:ListMeta.resourceVersion": "ResourceVersion",
+    "meta:OwnerReference.uid": "UID",
+    "resource_v1:ResourceClaimConsumerReference.uid": "UID",
+}
+"""String fields typed with a NewType of IDS_MODULE (key as in DOCS); each must match a field."""
+
 BASE_MODULE = "fakeapi.models.base"
+IDS_MODULE = "fakeapi.ids"
 PACKAGE = "fakeapi.models"
 MAX_DOC = 88
 LINE = 100
@@ -268,6 +278,11 @@ _ADVERB = re.compile(r"^[a-z]+ly$")
 _SENTENCES = re.compile(r"[^.]*\.")
 _GATING = re.compile(r"\brequires\b|\bonly\b|toggled by")  # not "when the gate is on, ..."
 _GATE_NAMES = re.compile(r"\b([A-Z][A-Za-z0-9]+(?:,? and [A-Z][A-Za-z0-9]+)*) feature gates?")
+
+
+def _isort_key(name: str) -> tuple[int, str]:
+    """isort's order of imported names: CONSTANTS, then Classes, then functions and others."""
+    return (0 if name.isupper() else 1 if name[:1].isupper() else 2, name)
 
 
 def snake(name: str) -> str:
@@ -389,12 +404,25 @@ class Generator:
         self.defs = schemas.definitions
         self.modules = {m.name: Module(m) for m in MODULES}
         self.used_docs: set[str] = set()
+        self.used_identities: set[str] = set()
 
     def doc(self, mod: Module, key: str) -> str | None:
         """The hand-written summary of a class or field, if DOCS has one."""
         full = f"{mod.spec.name}:{key}"
         self.used_docs.add(full)
         return DOCS.get(full)
+
+    def identity(self, mod: Module, key: str, ann: str) -> str:
+        """`ann`, or the NewType IDENTITIES gives the field (which must be a plain string)."""
+        full = f"{mod.spec.name}:{key}"
+        new_type = IDENTITIES.get(full)
+        if new_type is None:
+            return ann
+        if ann != "str":
+            raise SystemExit(f"gen_models: {full} is {ann}, not str; fix IDENTITIES")
+        self.used_identities.add(full)
+        mod.need(IDS_MODULE, new_type)
+        return new_type
 
     def module_of(self, name: str) -> ModuleSpec:
         """The output module of a (non-scalar) definition."""
@@ -524,7 +552,7 @@ class Generator:
             if attr in used:
                 raise SystemExit(f"gen_models: {cls}.{json_name} and .{used[attr]} -> {attr}")
             used[attr] = json_name
-            ann = self.annotation(prop, mod)
+            ann = self.identity(mod, f"{cls}.{json_name}", self.annotation(prop, mod))
             if json_name in required:
                 value = f'Field(alias="{json_name}")' if attr != json_name else ""
             else:
@@ -547,6 +575,7 @@ class Generator:
         """File name -> source text of every generated module."""
         self.modules = {m.name: Module(m) for m in MODULES}
         self.used_docs = set()
+        self.used_identities = set()
         for name in self.order():
             self.modules[self.module_of(name).name].definitions.append(name)
         out: dict[str, str] = {}
@@ -570,9 +599,11 @@ class Generator:
                 '"""Schema name of a class defined here: SCHEMA_PREFIX + its name."""',
             ]
             out[f"{mod.spec.name}.py"] = "\n".join(header + body) + "\n"
-        stale = sorted(set(DOCS) - self.used_docs)
-        if stale:
-            raise SystemExit(f"gen_models: DOCS keys match nothing: {', '.join(stale)}")
+        for table, keys, used in (("DOCS", DOCS, self.used_docs),
+                                  ("IDENTITIES", IDENTITIES, self.used_identities)):
+            stale = sorted(set(keys) - used)
+            if stale:
+                raise SystemExit(f"gen_models: {table} keys match nothing: {', '.join(stale)}")
         return out
 
     @staticmethod
@@ -580,7 +611,7 @@ class Generator:
         """Import lines grouped as isort does: stdlib, third party, first party."""
         groups: list[list[str]] = [[], [], []]
         for module in sorted(mod.imports):
-            names = sorted(mod.imports[module])
+            names = sorted(mod.imports[module], key=_isort_key)
             group = 0 if module == "typing" else 1 if module == "pydantic" else 2
             line = f"from {module} import {', '.join(names)}"
             if len(line) > LINE:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from fakeapi.ids import UID, ResourceVersion
 from fakeapi.models.base import FieldsV1, K8sModel, Time
 
 SCHEMA_PREFIX = "io.k8s.apimachinery.pkg.apis.meta.v1."
@@ -78,7 +79,7 @@ class OwnerReference(K8sModel):
     name: str
     """Name of the referent."""
 
-    uid: str
+    uid: UID
     """UID of the referent."""
 
 
@@ -121,13 +122,13 @@ class ObjectMeta(K8sModel):
     owner_references: list[OwnerReference] | None = Field(None, alias="ownerReferences")
     """List of objects depended by this object."""
 
-    resource_version: str | None = Field(None, alias="resourceVersion")
+    resource_version: ResourceVersion | None = Field(None, alias="resourceVersion")
     """Opaque version of the object for concurrency and watches."""
 
     self_link: str | None = Field(None, alias="selfLink")
     """Deprecated and never populated."""
 
-    uid: str | None = None
+    uid: UID | None = None
     """The unique in time and space value for this object."""
 
 
@@ -147,7 +148,7 @@ class ListMeta(K8sModel):
     remaining_item_count: int | None = Field(None, alias="remainingItemCount")
     """The number of subsequent items in the list which are not included in this list response."""
 
-    resource_version: str | None = Field(None, alias="resourceVersion")
+    resource_version: ResourceVersion | None = Field(None, alias="resourceVersion")
     """Opaque version of the collection at the time of the list."""
 
     self_link: str | None = Field(None, alias="selfLink")

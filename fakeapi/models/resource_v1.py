@@ -9,6 +9,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
+from fakeapi.ids import UID
 from fakeapi.models.base import K8sModel, Quantity, RawExtension, Time
 from fakeapi.models.core_v1 import NodeSelector
 from fakeapi.models.meta import Condition, ListMeta, ObjectMeta
@@ -674,7 +675,7 @@ class ResourceClaimConsumerReference(K8sModel):
     resource: str
     """The type of resource being referenced, for example "pods"."""
 
-    uid: str
+    uid: UID
     """Identifies exactly one incarnation of the resource."""
 
 

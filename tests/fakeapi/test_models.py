@@ -488,6 +488,8 @@ def _client_shape(t: str) -> Any:
 
 
 def _our_shape(ann: Any) -> Any:
+    if isinstance(ann, typing.NewType):  # fakeapi.ids.UID and ResourceVersion are str
+        return _our_shape(ann.__supertype__)
     args = [a for a in typing.get_args(ann) if a is not type(None)]
     origin = typing.get_origin(ann)
     if origin is typing.Annotated:
