@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import random
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +25,7 @@ from fakeapi.clock import Clock, RealClock
 from fakeapi.features import FeatureGates
 from fakeapi.kinds import KindTable, served_kinds
 from fakeapi.log import DEFAULT_RETENTION, EventLog
+from fakeapi.randomness import RandomSource
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import Registry
 from fakeapi.store import Store
@@ -68,8 +68,10 @@ class Cluster:
         self.log = EventLog(retention=config.retention, wal=self.wal)
         self.store = Store(log=self.log, clock=self.clock)
         self.store.replay(records)
-        rng = random.Random(config.seed) if config.seed is not None else random.Random()
-        self.registry = Registry(store=self.store, kinds=self.kinds, rng=rng, gates=self.gates)
+        self.randomness = RandomSource(config.seed)
+        """Names and UIDs per write; `randomness.for_component(name)` for a component's own."""
+        self.registry = Registry(store=self.store, kinds=self.kinds, randomness=self.randomness,
+                                 gates=self.gates)
         self._tasks: list[asyncio.Task[None]] = []
         self.authorizer = rbac.Authorizer.for_store(self.store)
         self.registry.admission.append(authz.claim_status_admission(self.authorizer,
@@ -88,21 +90,14 @@ class Cluster:
 
     def _seed_rbac(self) -> None:
         """The bootstrap ClusterRoles and ClusterRoleBindings (missing ones are recreated)."""
-        # Their UIDs come from a source of their own, so seeded names and UIDs of everything
-        # else stay as they were.
-        shared, self.registry.rng = self.registry.rng, random.Random(
-            None if self.config.seed is None else f"rbac-bootstrap-{self.config.seed}")
-        try:
-            for resource, objects in ((rbac.CLUSTER_ROLES, rbac.bootstrap_cluster_roles()),
-                                      (rbac.CLUSTER_ROLE_BINDINGS,
-                                       rbac.bootstrap_cluster_role_bindings())):
-                kind = self.kinds.by_id(resource)
-                assert kind is not None
-                for obj in objects:
-                    if self.store.get(resource, "", obj["metadata"]["name"]) is None:
-                        self.registry.create(kind, "", obj, SYSTEM_CONTEXT)
-        finally:
-            self.registry.rng = shared
+        for resource, objects in ((rbac.CLUSTER_ROLES, rbac.bootstrap_cluster_roles()),
+                                  (rbac.CLUSTER_ROLE_BINDINGS,
+                                   rbac.bootstrap_cluster_role_bindings())):
+            kind = self.kinds.by_id(resource)
+            assert kind is not None
+            for obj in objects:
+                if self.store.get(resource, "", obj["metadata"]["name"]) is None:
+                    self.registry.create(kind, "", obj, SYSTEM_CONTEXT)
 
     def client(self, identity: str, groups: tuple[str, ...] | None = None, *,
                extra: Mapping[str, tuple[str, ...]] | None = None) -> Client:

@@ -37,6 +37,7 @@ from fakeapi.features import FeatureGates
 from fakeapi.kinds import Kind, KindTable
 from fakeapi.log import ADDED, DELETED, MODIFIED, CompactedError, Event
 from fakeapi.patch import apply_patch
+from fakeapi.randomness import RandomSource
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.core import assign_pod
 from fakeapi.registry.strategies import strategy_for, subresource_strategy_for
@@ -121,11 +122,12 @@ class Admission:
 class Registry:
     """CRUD for every served kind over one Store."""
 
-    def __init__(self, *, store: Store, kinds: KindTable, rng: random.Random | None = None,
+    def __init__(self, *, store: Store, kinds: KindTable, randomness: RandomSource | None = None,
                  gates: FeatureGates | None = None) -> None:
         self.store = store
         self.kinds = kinds
-        self.rng = rng or random.Random()
+        self.randomness = randomness or RandomSource()
+        """Generated names and UIDs: drawn per write from (seed, revision, actor)."""
         self.schemas = get_schemas()
         self.env = StrategyEnv(gates=gates or FeatureGates(), lookup=self._lookup,
                                now=store.clock.now)
@@ -221,8 +223,10 @@ class Registry:
                 f"Invalid value: \"{meta['resourceVersion']}\": must be empty on create")])
         name = meta.get("name") or ""
         generate = meta.get("generateName") or ""
+        # The write will be committed at the next revision (creates are synchronous).
+        rng = self.randomness.for_write(self.store.revision + 1, ctx.user)
         if not name and generate:
-            name = self._generated_name(kind, namespace, generate)
+            name = self._generated_name(kind, namespace, generate, rng)
             meta["name"] = name
         if not name:
             raise invalid(kind.kind, kind.group, "", [Cause(
@@ -240,7 +244,7 @@ class Registry:
         now = rfc3339(self.store.clock.now())
         for f in SERVER_META:
             meta.pop(f, None)
-        meta["uid"] = uuid4(self.rng)
+        meta["uid"] = uuid4(rng)
         meta["creationTimestamp"] = now
         if kind.has_generation:
             meta["generation"] = 1
@@ -497,9 +501,10 @@ class Registry:
                 causes.append(field_invalid("metadata.labels", value, m))
         return causes
 
-    def _generated_name(self, kind: Kind, namespace: str, prefix: str) -> str:
+    def _generated_name(self, kind: Kind, namespace: str, prefix: str,
+                        rng: random.Random) -> str:
         for _ in range(8):
-            name = names.generate_name(prefix, self.rng)
+            name = names.generate_name(prefix, rng)
             if self.store.get(kind.resource_id, namespace, name) is None:
                 return name
         raise ApiError(500, "AlreadyExists", "could not generate a unique name")
