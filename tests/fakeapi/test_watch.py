@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from fakeapi.clock import VirtualClock
+from fakeapi.clock import RealClock, VirtualClock
+from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.kinds import Kind, served_kinds
 from fakeapi.log import ADDED, MODIFIED, Event, EventLog
 from fakeapi.store import Store
@@ -176,3 +177,14 @@ async def test_without_bookmarks_only_the_timeout_is_on_the_clock() -> None:
     await clock.advance(99)
     assert watcher.seen == []
     watcher.stop()
+
+
+async def test_on_the_real_clock_the_timeout_is_real_time() -> None:
+    """What `fakeapi serve` runs on: a Cluster without a clock gets the real one."""
+    assert isinstance(Cluster(ClusterConfig()).clock, RealClock)
+    store = Store(log=EventLog(), clock=RealClock())
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    batches = [batch async for batch in notices(store, WatchSpec(kind=NAMESPACES, timeout=0.05))]
+    assert batches == []
+    assert 0.04 <= loop.time() - started < 2
