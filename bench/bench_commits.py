@@ -24,7 +24,9 @@ import shutil
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
+from typing import Any, TypeVar
 
 from benchlib import (
     RESOURCECLAIMS,
@@ -42,6 +44,8 @@ from fakeapi.registry.context import RequestContext
 TARGET = 20_000.0
 MAX_OPS = 2_000_000
 
+T = TypeVar("T")
+
 
 def show(label: str, calls: int, wall: float, cpu: float) -> float:
     """Print the wall-clock rate against the target, then the CPU-time rate; return the latter.
@@ -54,6 +58,12 @@ def show(label: str, calls: int, wall: float, cpu: float) -> float:
     print(f"{'':<6}{cpu / wall:.2f} core busy; per CPU second {per_cpu:,.0f}/s "
           f"(x{per_cpu / TARGET:.2f}), {cpu / calls * 1e6:,.1f} µs CPU each")
     return per_cpu
+
+
+def creating(create: Callable[[dict[str, Any]], T], make: Callable[[str], dict[str, Any]],
+             prefix: str) -> Callable[[int], T]:
+    """A timed step whose i-th call creates `make(f"{prefix}-{i}")`."""
+    return lambda i: create(make(f"{prefix}-{i}"))
 
 
 def timed_loop(label: str, step: Callable[[int], object], seconds: float) -> float:
@@ -105,7 +115,7 @@ async def bench_memory(seconds: float) -> dict[str, float]:
     store = Cluster(ClusterConfig(seed=1)).store
     rates["store.commit"] = timed_loop(
         "store.commit configmap (raw, no validation)",
-        lambda i: store.commit("ADDED", "configmaps", configmap(f"raw-{i}"), actor="bench"),
+        creating(partial(store.commit, "ADDED", "configmaps", actor="bench"), configmap, "raw"),
         seconds)
 
     ctx = RequestContext(user="bench", groups=("system:masters", "system:authenticated"),
@@ -115,10 +125,9 @@ async def bench_memory(seconds: float) -> dict[str, float]:
         cluster = Cluster(ClusterConfig(seed=1))
         kind = cluster.kinds.by_id(resource)
         assert kind is not None
-        registry = cluster.registry
         rates[f"registry.create {label}"] = timed_loop(
             f"registry.create {label}",
-            lambda i, k=kind, m=make, r=registry: r.create(k, "default", m(f"reg-{i}"), ctx),
+            creating(partial(cluster.registry.create, kind, "default", ctx=ctx), make, "reg"),
             seconds)
 
     for label, resource, make in (("configmap", "configmaps", configmap),
@@ -126,7 +135,7 @@ async def bench_memory(seconds: float) -> dict[str, float]:
         client = Cluster(ClusterConfig(seed=1)).client("bench")
         rates[f"client.create {label}"] = await timed_async(
             f"client.create {label} (sequential)",
-            lambda i, r=resource, m=make, c=client: c.create(r, m(f"cl-{i}")), seconds)
+            creating(partial(client.create, resource), make, "cl"), seconds)
     return rates
 
 
@@ -142,12 +151,11 @@ async def bench_durable(seconds: float, concurrency: int) -> dict[str, float]:
             flushes = cluster.wal.flush_count if cluster.wal is not None else 0
             rates[f"durable client.create {label}"] = await timed_async(
                 f"client.create {label} (WAL, {concurrency} tasks)",
-                lambda i, r=resource, m=make, c=client: c.create(r, m(f"d-{i}")), seconds,
-                concurrency)
+                creating(partial(client.create, resource), make, "d"), seconds, concurrency)
             if cluster.wal is not None:
                 print(f"{'':<6}{cluster.wal.flush_count - flushes} fsyncs")
         finally:
-            await cluster.stop()
+            await cluster.close()
             shutil.rmtree(data_dir, ignore_errors=True)
     return rates
 

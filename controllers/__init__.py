@@ -1,0 +1,16 @@
+"""In-process controllers, each a client of the API with its own service account."""
+
+from __future__ import annotations
+
+from controllers.garbage_collector import GarbageCollector
+from controllers.namespace import NamespaceController
+from fakeapi.runtime.component import ComponentSpec
+
+COMPONENTS: tuple[ComponentSpec, ...] = (
+    ComponentSpec(name="namespace-controller", build=NamespaceController,
+                  help="empties a Terminating namespace, then finalizes it"),
+    ComponentSpec(name="garbage-collector", build=GarbageCollector,
+                  service_account="generic-garbage-collector",
+                  help="follows ownerReferences: Background, Foreground and Orphan deletion"),
+)
+"""The controllers this package offers (names as kube-controller-manager's --controllers)."""

@@ -3,52 +3,47 @@ Foreground and Orphan deletions (the `foregroundDeletion` and `orphan` finalizer
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 
-from controllers.workqueue import work
-from fakeapi.client import Client
 from fakeapi.errors import ApiError
+from fakeapi.runtime.component import ComponentContext, Controller
+from fakeapi.runtime.workqueue import Retry
 
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
-Ref = tuple[str, str, str]  # resource id, namespace, name
+Ref = tuple[str, str, str]  # resource id, name, namespace (the client's argument order)
 ORPHAN = "orphan"
 FOREGROUND = "foregroundDeletion"
 
 
-class GarbageCollector:
-    """Tracks ownerReferences of every object and acts when owners go away."""
+class GarbageCollector(Controller[str]):
+    """Tracks ownerReferences of every object and acts when owners go away.
 
-    def __init__(self, *, client: Client) -> None:
-        self.client = client
+    Its work-queue keys are owner uids: an owner that disappeared (its dependents go or
+    lose the reference) or that is being deleted with the orphan or foreground finalizer.
+    """
+
+    def __init__(self, ctx: ComponentContext) -> None:
+        super().__init__(ctx)
         self.uids: dict[str, Ref] = {}  # uid → live object
         self.dependents: dict[str, set[Ref]] = {}  # owner uid → dependents
         self.owners: dict[Ref, list[str]] = {}  # dependent → owner uids
-        self.queue: asyncio.Queue[str] = asyncio.Queue()
+        for kind in self.client.resources():
+            if "watch" in kind.verbs and "list" in kind.verbs:
+                resource = kind.resource_id
+                self.watch(resource, lambda t, o, old, r=resource: self.observe(r, t, o))
 
-    async def run(self) -> None:
-        """Watch every served kind; process owner uids whose state changed."""
-        watchers = [asyncio.create_task(self._watch(k.resource_id))
-                    for k in self.client.cluster.kinds.kinds if "watch" in k.verbs]
-        try:
-            await work(self.queue, self.process)
-        finally:
-            for w in watchers:
-                w.cancel()
-
-    async def _watch(self, resource: str) -> None:
-        async for type_, obj in self.client.watch(resource, copy=False):
-            self.observe(resource, type_, obj)
-
-    def observe(self, resource: str, type_: str, obj: Obj) -> None:
-        """Update the indexes from one watch event and queue the uids that need work."""
+    def observe(self, resource: str, type_: str, obj: Obj) -> list[str]:
+        """Update the indexes from one change; return the owner uids that need a look."""
         meta = obj["metadata"]
-        ref = (resource, meta.get("namespace", ""), meta["name"])
+        ref = (resource, meta["name"], meta.get("namespace", ""))
         uid = meta["uid"]
+        # a dependent changed or went: its owners may be waiting for it (Foreground)
+        todo: list[str] = []
         for owner in self.owners.pop(ref, []):
+            todo.append(owner)
             deps = self.dependents.get(owner)
             if deps is not None:
                 deps.discard(ref)
@@ -56,8 +51,8 @@ class GarbageCollector:
                     del self.dependents[owner]
         if type_ == "DELETED":
             self.uids.pop(uid, None)
-            self.queue.put_nowait(uid)
-            return
+            todo.append(uid)
+            return todo
         self.uids[uid] = ref
         owners = [o["uid"] for o in meta.get("ownerReferences") or [] if o.get("uid")]
         if owners:
@@ -65,40 +60,44 @@ class GarbageCollector:
             for owner in owners:
                 self.dependents.setdefault(owner, set()).add(ref)
                 if owner not in self.uids:
-                    self.queue.put_nowait(owner)
+                    todo.append(owner)
         finalizers = meta.get("finalizers") or []
         if meta.get("deletionTimestamp") and (ORPHAN in finalizers or FOREGROUND in finalizers):
-            self.queue.put_nowait(uid)
+            todo.append(uid)
+        return todo
 
-    async def process(self, uid: str) -> bool:
-        """Act for one owner uid; False when it must be looked at again later."""
+    async def reconcile(self, key: str) -> None:
+        """Act for one owner uid; `Retry` while a foreground owner waits for dependents.
+
+        A 404 means someone else finished the job; a 409 is retried by the queue.
+        """
+        uid = key
         ref = self.uids.get(uid)
         dependents = sorted(self.dependents.get(uid, ()))
         try:
             if ref is None:
                 for dep in dependents:
                     await self._owner_gone(dep, uid)
-                return True
-            owner = await self.client.get(ref[0], ref[2], ref[1])
-            finalizers = owner["metadata"].get("finalizers") or []
-            if not owner["metadata"].get("deletionTimestamp"):
-                return True
-            if ORPHAN in finalizers:
-                for dep in dependents:
-                    await self._drop_reference(dep, uid)
-                await self._remove_finalizer(ref, ORPHAN)
-            elif FOREGROUND in finalizers:
-                if dependents:
-                    for dep in dependents:
-                        await self._delete(dep, "Foreground")
-                    return False
-                # nothing awaited since the GET: `owner` is still current (and our own copy)
-                await self._remove_finalizer(ref, FOREGROUND, owner)
+                return
+            owner = await self.client.get(*ref)
         except ApiError as e:
-            if e.code not in (404, 409):
-                log.warning("garbage collector: %s: %s", uid, e)
-            return e.code == 404
-        return True
+            if e.code == 404:
+                return
+            raise
+        finalizers = owner["metadata"].get("finalizers") or []
+        if not owner["metadata"].get("deletionTimestamp"):
+            return
+        if ORPHAN in finalizers:
+            for dep in dependents:
+                await self._drop_reference(dep, uid)
+            await self._remove_finalizer(ref, ORPHAN)
+        elif FOREGROUND in finalizers:
+            if dependents:
+                for dep in dependents:
+                    await self._delete(dep, "Foreground")
+                raise Retry(reason="waiting for foreground dependents")
+            # nothing awaited since the GET: `owner` is still current (and our own copy)
+            await self._remove_finalizer(ref, FOREGROUND, owner)
 
     async def _owner_gone(self, dep: Ref, uid: str) -> None:
         """Delete a dependent whose owners are all gone; else drop the dangling reference."""
@@ -109,13 +108,18 @@ class GarbageCollector:
 
     async def _delete(self, dep: Ref, policy: str) -> None:
         try:
-            await self.client.delete(dep[0], dep[2], dep[1], propagation_policy=policy)
+            await self.client.delete(*dep, propagation_policy=policy)
         except ApiError as e:
             if e.code != 404:
                 raise
 
     async def _drop_reference(self, dep: Ref, uid: str) -> None:
-        obj = await self.client.get(dep[0], dep[2], dep[1])
+        try:
+            obj = await self.client.get(*dep)
+        except ApiError as e:
+            if e.code == 404:
+                return
+            raise
         refs = [r for r in obj["metadata"].get("ownerReferences") or [] if r.get("uid") != uid]
         if refs:
             obj["metadata"]["ownerReferences"] = refs
@@ -126,7 +130,7 @@ class GarbageCollector:
     async def _remove_finalizer(self, ref: Ref, finalizer: str, obj: Obj | None = None) -> None:
         """Drop `finalizer` from the object at `ref` (`obj`: a current copy already read)."""
         if obj is None:
-            obj = await self.client.get(ref[0], ref[2], ref[1])
+            obj = await self.client.get(*ref)
         obj["metadata"]["finalizers"] = [
             f for f in obj["metadata"].get("finalizers") or [] if f != finalizer]
         await self.client.update(ref[0], obj)

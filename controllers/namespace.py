@@ -2,61 +2,76 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
+from typing import Any
 
-from controllers.workqueue import work
-from fakeapi.client import Client
 from fakeapi.errors import ApiError
+from fakeapi.runtime.component import ComponentContext, Controller
 
 log = logging.getLogger(__name__)
 
+Obj = dict[str, Any]
+FINALIZER = "kubernetes"
 
-class NamespaceController:
-    """Deletes everything in a namespace being deleted, then removes its `kubernetes` finalizer."""
 
-    def __init__(self, *, client: Client) -> None:
-        self.client = client
+class NamespaceController(Controller[str]):
+    """Deletes everything in a namespace being deleted, then removes its `kubernetes` finalizer.
 
-    async def run(self) -> None:
-        """Watch namespaces; retry Terminating ones until their contents are gone."""
-        queue: asyncio.Queue[str] = asyncio.Queue()
+    Keys are namespace names. A Terminating namespace is looked at again whenever an object
+    in it changes or goes, so one whose contents wait for finalizers finishes as soon as the
+    last of them is gone, with no polling.
+    """
 
-        async def feed() -> None:
-            async for _type, ns in self.client.watch("namespaces"):
-                if ns["metadata"].get("deletionTimestamp"):
-                    queue.put_nowait(ns["metadata"]["name"])
+    def __init__(self, ctx: ComponentContext) -> None:
+        super().__init__(ctx)
+        self.namespaces = self.watch("namespaces", self._terminating)
+        self.contents = [kind for kind in self.client.resources()
+                         if kind.namespaced and "list" in kind.verbs
+                         and "delete" in kind.verbs]
+        for kind in self.contents:
+            if "watch" in kind.verbs:
+                self.watch(kind.resource_id, self._content_changed)
 
-        feeder = asyncio.create_task(feed())
-        try:
-            await work(queue, self.reconcile)
-        finally:
-            feeder.cancel()
+    def _terminating(self, type_: str, ns: Obj, old: Obj | None) -> list[str]:
+        meta = ns["metadata"]
+        return [meta["name"]] if meta.get("deletionTimestamp") and type_ != "DELETED" else []
 
-    async def reconcile(self, name: str) -> bool:
-        """One pass: delete contents; finalize when nothing is left. True when finalized."""
+    def _content_changed(self, type_: str, obj: Obj, old: Obj | None) -> list[str]:
+        name = obj["metadata"].get("namespace", "")
+        ns = self.namespaces.cache.get(name)
+        if ns is None or not ns["metadata"].get("deletionTimestamp"):
+            return []
+        return [name]
+
+    async def reconcile(self, key: str) -> None:
+        """One pass: delete contents; finalize when nothing is left."""
+        ns = self.namespaces.cache.get(key)
+        if ns is None or not ns["metadata"].get("deletionTimestamp"):
+            return
         remaining = 0
-        for kind in self.client.cluster.kinds.kinds:
-            if not kind.namespaced or "list" not in kind.verbs:
-                continue
+        for kind in self.contents:
             # read-only: only counted, and name + deletionTimestamp read
-            for obj in await self.client.list(kind.resource_id, name, copy=False):
+            for obj in await self.client.list(kind.resource_id, key, copy=False):
                 remaining += 1
                 if obj["metadata"].get("deletionTimestamp"):
                     continue
                 try:
-                    await self.client.delete(kind.resource_id, obj["metadata"]["name"], name)
+                    await self.client.delete(kind.resource_id, obj["metadata"]["name"], key)
                 except ApiError as e:
                     if e.code != 404:
-                        log.warning("namespace %s: deleting %s: %s", name, kind.resource_id, e)
+                        raise
         if remaining:
-            # objects with finalizers are still going: look again when anything changes
-            return False
+            # the deletions (and finalizers still held) bring this namespace back here
+            return
         try:
-            ns = await self.client.get("namespaces", name)
-        except ApiError:
-            return True
-        ns.setdefault("spec", {})["finalizers"] = [
-            f for f in ns["spec"].get("finalizers") or [] if f != "kubernetes"]
-        await self.client.update("namespaces", ns, subresource="finalize")
-        return True
+            current = await self.client.get("namespaces", key)
+        except ApiError as e:
+            if e.code == 404:
+                return
+            raise
+        finalizers = (current.get("spec") or {}).get("finalizers") or []
+        if FINALIZER not in finalizers:
+            return
+        current.setdefault("spec", {})["finalizers"] = [f for f in finalizers if f != FINALIZER]
+        await self.client.update("namespaces", current, subresource="finalize")
+

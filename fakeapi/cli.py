@@ -13,8 +13,10 @@ from pathlib import Path
 from aiohttp import web
 
 from fakeapi import authn, features
-from fakeapi.cluster import Cluster, ClusterConfig
+from fakeapi.cluster import ClusterConfig
+from fakeapi.controlplane import ALL_COMPONENTS, ControlPlane
 from fakeapi.kubeconfig import write_kubeconfig
+from fakeapi.runtime.component import ComponentSelectionError, select
 from fakeapi.server import create_app
 
 log = logging.getLogger("fakeapi")
@@ -37,6 +39,15 @@ def parse_token_file(path: str) -> dict[str, authn.UserInfo]:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def parse_components(text: str) -> str:
+    """`--components`: kube-controller-manager's `--controllers` syntax, names checked."""
+    try:
+        select(ALL_COMPONENTS, text)
+    except ComponentSelectionError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     parser = argparse.ArgumentParser(prog="fakeapi", description=__doc__)
@@ -51,14 +62,20 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--token-auth-file", type=parse_token_file, default={}, metavar="PATH",
                        help="bearer tokens: CSV lines token,user,uid,\"group1,group2\"")
     serve.add_argument("--seed", type=int, help="deterministic names and UIDs")
+    serve.add_argument(
+        "--components", type=parse_components, default="*", metavar="LIST",
+        help="components to run: '*' for all on by default, 'name' to enable, '-name' to "
+             "disable (kube-controller-manager's --controllers syntax); known: "
+             + ", ".join(s.name for s in ALL_COMPONENTS))
     serve.add_argument("--log-level", default="WARNING")
     return parser
 
 
 async def serve(args: argparse.Namespace) -> int:
     """Start, print one ready line, run until SIGINT/SIGTERM, flush, exit 0."""
-    cluster = Cluster(ClusterConfig(data_dir=args.data_dir, feature_gates=args.feature_gates,
-                                    seed=args.seed))
+    plane = ControlPlane(ClusterConfig(data_dir=args.data_dir,
+                                       feature_gates=args.feature_gates, seed=args.seed),
+                         components=args.components)
     state_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="fakeapi-"))
     ssl_context = None
     pki = None
@@ -79,12 +96,13 @@ async def serve(args: argparse.Namespace) -> int:
         authenticator = authn.Authenticator(tokens=args.token_auth_file,
                                             certificate=certificate)
 
-    app = create_app(cluster, authenticator=authenticator)
+    app = create_app(plane.cluster, authenticator=authenticator, checks=plane.health,
+                     metrics=plane.metrics_text)
     runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=2)
     await runner.setup()
     site = web.TCPSite(runner, args.host, args.port, ssl_context=ssl_context, backlog=1024)
     await site.start()
-    await cluster.start()
+    await plane.start()
     port = runner.addresses[0][1]
     scheme = "http" if args.http else "https"
     host = f"[{args.host}]" if ":" in args.host else args.host
@@ -98,7 +116,7 @@ async def serve(args: argparse.Namespace) -> int:
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     await runner.cleanup()
-    await cluster.stop()
+    await plane.stop()
     return 0
 
 

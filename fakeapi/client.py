@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
@@ -19,13 +19,10 @@ from fakeapi.decode import json_copy
 from fakeapi.errors import ApiError
 from fakeapi.kinds import Kind
 from fakeapi.log import Event
-from fakeapi.rbac import Attributes
+from fakeapi.rbac import Authorizer
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.generic import WriteResult, item_object, item_raw
+from fakeapi.registry.generic import Registry, WriteResult, item_object, item_raw
 from fakeapi.watch import WatchSpec, notices
-
-if TYPE_CHECKING:
-    from fakeapi.cluster import Cluster
 
 Obj = dict[str, Any]
 PATCH_TYPES = {
@@ -41,11 +38,18 @@ VERBS = ("get", "list", "watch", "create", "update", "patch", "delete")
 
 
 class Client:
-    """Async CRUD and watch on resources named by id (`pods`, `resourceclaims.resource.k8s.io`)."""
+    """Async CRUD and watch on resources named by id (`pods`, `resourceclaims.resource.k8s.io`).
 
-    def __init__(self, *, cluster: Cluster, user: str, groups: tuple[str, ...] = (),
+    The narrow interface every component talks through: calls take (resource, name,
+    namespace) in that order, discovery is `resources()`, and nothing of the server's
+    internals is reachable from it.
+    """
+
+    def __init__(self, *, registry: Registry, authorizer: Authorizer, user: str,
+                 groups: tuple[str, ...] = (),
                  extra: Mapping[str, tuple[str, ...]] | None = None) -> None:
-        self.cluster = cluster
+        self._registry = registry
+        self._authorizer = authorizer
         self.info = UserInfo(user, groups=(*groups, AUTHENTICATED), extra=dict(extra or {}))
         ctx = RequestContext(user=user, groups=self.info.groups, extra=self.info.extra,
                              field_manager=user.rsplit(":", 1)[-1])
@@ -54,29 +58,39 @@ class Client:
     def _authorize(self, verb: str, kind: Kind, namespace: str | None, name: str = "",
                    subresource: str = "") -> RequestContext:
         """RBAC for one call (403 like an HTTP client gets); the context carries the verb."""
-        authz.check(self.cluster.authorizer, Attributes(
-            user=self.info, verb=verb, api_group=kind.group, api_version=kind.version,
-            namespace=namespace or "", resource=kind.plural, subresource=subresource,
-            name=name))
+        authz.authorize(self._authorizer, self.info, verb, kind, namespace, name, subresource)
         return self._contexts[verb]
+
+    @property
+    def user(self) -> str:
+        """The identity this client acts as."""
+        return self.info.name
+
+    def resources(self) -> tuple[Kind, ...]:
+        """Discovery: every served kind."""
+        return self._registry.kinds.kinds
+
+    def latest_revision(self, resource: str) -> int:
+        """The revision of the newest committed change of `resource` (0 if none)."""
+        return self._registry.store.log.last_change(self.kind(resource).resource_id)
 
     def kind(self, resource: str) -> Kind:
         """The kind served under a resource id (404 when not served)."""
-        kind = self.cluster.kinds.by_id(resource)
+        kind = self._registry.kinds.by_id(resource)
         if kind is None:
             raise ApiError(404, "NotFound", f"the server could not find the requested resource "
                            f"({resource})")
         return kind
 
     async def _done(self, result: WriteResult) -> Obj:
-        await self.cluster.log.durable()
+        await self._registry.store.log.durable()
         return orjson.loads(result.raw)  # a copy the caller owns
 
     async def get(self, resource: str, name: str, namespace: str = "") -> Obj:
         """GET one object."""
         kind = self.kind(resource)
         self._authorize("get", kind, namespace, name)
-        return orjson.loads(self.cluster.registry.get(kind, namespace, name).raw)  # a copy
+        return orjson.loads(self._registry.get(kind, namespace, name).raw)  # a copy
 
     async def list(self, resource: str, namespace: str | None = None, *,
                    label_selector: str = "", field_selector: str = "",
@@ -86,20 +100,27 @@ class Client:
         With `copy=False` the objects are the stored ones, shared and read-only: for
         components that only look (the namespace controller counts what is left).
         """
+        return (await self.snapshot(resource, namespace, label_selector=label_selector,
+                                    field_selector=field_selector, copy=copy))[0]
+
+    async def snapshot(self, resource: str, namespace: str | None = None, *,
+                       label_selector: str = "", field_selector: str = "",
+                       copy: bool = True) -> tuple[list[Obj], int]:
+        """LIST, with the revision the list is consistent at (to watch from)."""
         kind = self.kind(resource)
         self._authorize("list", kind, namespace)
-        pred = selectors.predicate(label_selector, field_selector, kind.resource_id)
-        page = self.cluster.registry.list(kind, namespace, predicate=pred)
+        pred = selectors.predicate(label_selector, field_selector, kind.field_selectors)
+        page = self._registry.list(kind, namespace, predicate=pred)
         if not copy:
-            return [item_object(i) for i in page.items]
-        return [orjson.loads(item_raw(i)) for i in page.items]
+            return [item_object(i) for i in page.items], page.revision
+        return [orjson.loads(item_raw(i)) for i in page.items], page.revision
 
     async def create(self, resource: str, obj: Obj, namespace: str = "") -> Obj:
         """CREATE; the namespace defaults to the object's."""
         ns = namespace or obj.get("metadata", {}).get("namespace", "")
         kind = self.kind(resource)
         ctx = self._authorize("create", kind, ns)
-        result = self.cluster.registry.create(kind, ns, json_copy(obj), ctx)
+        result = self._registry.create(kind, ns, json_copy(obj), ctx)
         return await self._done(result)
 
     async def update(self, resource: str, obj: Obj, *, subresource: str = "") -> Obj:
@@ -108,7 +129,7 @@ class Client:
         kind = self.kind(resource)
         ctx = self._authorize("update", kind, meta.get("namespace", ""), meta["name"],
                               subresource)
-        result = self.cluster.registry.update(kind, meta.get("namespace", ""), meta["name"],
+        result = self._registry.update(kind, meta.get("namespace", ""), meta["name"],
                                               json_copy(obj), ctx, subresource)
         return await self._done(result)
 
@@ -120,7 +141,7 @@ class Client:
         ctx = self._authorize("patch", kind, namespace, name, subresource)
         if force:
             ctx = dataclasses.replace(ctx, force=True)
-        result = self.cluster.registry.patch(kind, namespace, name,
+        result = self._registry.patch(kind, namespace, name,
                                              PATCH_TYPES[patch_type], orjson.dumps(patch), ctx,
                                              subresource)
         return await self._done(result)
@@ -131,7 +152,7 @@ class Client:
         options = {"propagationPolicy": propagation_policy} if propagation_policy else None
         kind = self.kind(resource)
         ctx = self._authorize("delete", kind, namespace, name)
-        result = self.cluster.registry.delete(kind, namespace, name, ctx, options)
+        result = self._registry.delete(kind, namespace, name, ctx, options)
         return await self._done(result)
 
     async def watch(self, resource: str, namespace: str | None = None, *,
@@ -145,10 +166,10 @@ class Client:
         """
         kind = self.kind(resource)
         self._authorize("watch", kind, namespace)
-        pred = selectors.predicate(label_selector, field_selector, kind.resource_id)
+        pred = selectors.predicate(label_selector, field_selector, kind.field_selectors)
         spec = WatchSpec(kind=kind, namespace=namespace, resource_version=resource_version,
                          predicate=pred, timeout=timeout)
-        async for batch in notices(self.cluster.store, spec):
+        async for batch in notices(self._registry.store, spec):
             for type_, item in batch:
                 if isinstance(item, Event):
                     yield type_, orjson.loads(item.raw) if copy else item.object

@@ -1,33 +1,46 @@
-"""The garbage collector on a real in-process cluster: Background, Foreground, Orphan."""
+"""The garbage collector on a real in-process cluster: Background, Foreground, Orphan.
+
+The control plane runs on a virtual clock; each step waits for the work to settle.
+"""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
+from fakeapi.clock import VirtualClock
 from fakeapi.cluster import Cluster, ClusterConfig
+from fakeapi.controlplane import ControlPlane
 from fakeapi.errors import ApiError
 
 CM = "configmaps"
 
 
 @pytest.fixture
-async def cluster() -> AsyncIterator[Cluster]:
-    c = Cluster(ClusterConfig(seed=1))
-    await c.start()
-    yield c
-    await c.stop()
+async def plane() -> AsyncIterator[ControlPlane]:
+    p = ControlPlane(ClusterConfig(seed=1), clock=VirtualClock(),
+                     components="garbage-collector")
+    await p.start()
+    await p.settle()
+    yield p
+    await p.stop()
 
 
-async def eventually(check: Callable[[], Awaitable[bool]], timeout: float = 5.0) -> None:
-    """Poll until `check` is true (controllers run as tasks)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not await check():
-        assert loop.time() < deadline, "condition not reached"
-        await asyncio.sleep(0.02)
+@pytest.fixture
+def cluster(plane: ControlPlane) -> Cluster:
+    return plane.cluster
+
+
+@pytest.fixture
+def eventually(plane: ControlPlane) -> Callable[[Callable[[], Awaitable[bool]]],
+                                                   Awaitable[None]]:
+    async def settled_then(check: Callable[[], Awaitable[bool]]) -> None:
+        """Let the controllers settle, then `check` must hold (no polling)."""
+        await plane.settle()
+        assert await check(), "condition not reached once the work settled"
+
+    return settled_then
 
 
 async def _exists(cluster: Cluster, name: str) -> bool:
@@ -51,7 +64,7 @@ async def _make(cluster: Cluster, name: str, *owners: dict) -> dict:
 
 @pytest.mark.parametrize("policy,dependent_survives", [
     ("Background", False), ("Foreground", False), ("Orphan", True)])
-async def test_owner_deletion_policies(cluster: Cluster, policy: str,
+async def test_owner_deletion_policies(cluster: Cluster, eventually, policy: str,
                                        dependent_survives: bool) -> None:
     owner = await _make(cluster, "owner")
     await _make(cluster, "dep", owner)
@@ -67,7 +80,8 @@ async def test_owner_deletion_policies(cluster: Cluster, policy: str,
         assert "ownerReferences" not in dep["metadata"]
 
 
-async def test_foreground_keeps_owner_until_dependents_are_gone(cluster: Cluster) -> None:
+async def test_foreground_keeps_owner_until_dependents_are_gone(cluster: Cluster,
+                                                                eventually) -> None:
     owner = await _make(cluster, "owner")
     dep = await _make(cluster, "dep", owner)
     client = cluster.client("test")
@@ -91,7 +105,7 @@ async def _gone(cluster: Cluster, name: str) -> bool:
     return not await _exists(cluster, name)
 
 
-async def test_one_owner_left_keeps_the_dependent(cluster: Cluster) -> None:
+async def test_one_owner_left_keeps_the_dependent(cluster: Cluster, eventually) -> None:
     a = await _make(cluster, "a")
     b = await _make(cluster, "b")
     await _make(cluster, "dep", a, b)
@@ -104,7 +118,7 @@ async def test_one_owner_left_keeps_the_dependent(cluster: Cluster) -> None:
     await eventually(dangling_dropped)
 
 
-async def test_dependent_of_a_missing_owner_is_deleted(cluster: Cluster) -> None:
+async def test_dependent_of_a_missing_owner_is_deleted(cluster: Cluster, eventually) -> None:
     ghost = {"metadata": {"name": "ghost", "uid": "00000000-0000-4000-8000-000000000000"}}
     await _make(cluster, "orphaned", ghost)
     await eventually(lambda: _gone(cluster, "orphaned"))
@@ -118,16 +132,15 @@ async def test_bad_propagation_policy_is_rejected(cluster: Cluster) -> None:
     assert await _exists(cluster, "x")
 
 
-async def test_indexes_shrink_when_objects_go(cluster: Cluster) -> None:
-    from controllers.garbage_collector import GarbageCollector
-
-    gc_ = GarbageCollector(client=cluster.client("test"))
+async def test_indexes_shrink_when_objects_go(plane: ControlPlane) -> None:
+    gc_ = plane.components["garbage-collector"]
     owner = {"metadata": {"name": "o", "namespace": "default", "uid": "u-owner"}}
     dep = {"metadata": {"name": "d", "namespace": "default", "uid": "u-dep",
                         "ownerReferences": [{"uid": "u-owner", "name": "o"}]}}
-    gc_.observe(CM, "ADDED", owner)
-    gc_.observe(CM, "ADDED", dep)
-    assert gc_.dependents == {"u-owner": {(CM, "default", "d")}}
-    gc_.observe(CM, "DELETED", dep)
-    gc_.observe(CM, "DELETED", owner)
-    assert gc_.dependents == {} and gc_.owners == {} and gc_.uids == {}
+    before = (dict(gc_.dependents), dict(gc_.owners), dict(gc_.uids))
+    assert gc_.observe(CM, "ADDED", owner) == []
+    assert gc_.observe(CM, "ADDED", dep) == []
+    assert gc_.dependents["u-owner"] == {(CM, "d", "default")}
+    assert gc_.observe(CM, "DELETED", dep) == ["u-owner", "u-dep"]
+    assert gc_.observe(CM, "DELETED", owner) == ["u-owner"]
+    assert (gc_.dependents, gc_.owners, gc_.uids) == before

@@ -1,0 +1,140 @@
+"""Components: how a package declares them, what they are given, and the controller shape.
+
+A component package (controllers, scheduler, kubelet_emu) lists `ComponentSpec`s; the
+composition root picks some with the `--components` syntax, builds each from a
+`ComponentContext` and hands it to the supervisor. Most components are a `Controller`:
+shared informers → a rate-limited work queue → an idempotent `reconcile(key)` that writes
+through the API with the component's own identity.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import random
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Any, Generic, TypeVar
+
+from fakeapi.client import Client
+from fakeapi.clock import Clock
+from fakeapi.runtime.informer import Informer, Informers, Obj, object_key
+from fakeapi.runtime.supervisor import Component
+from fakeapi.runtime.workqueue import WorkQueue, process
+
+K = TypeVar("K", bound=Hashable)
+KeyFunc = Callable[[str, Obj, "Obj | None"], Iterable[Any]]
+"""Maps one change (type, obj, old) to the work-queue keys it concerns."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ComponentContext:
+    """What a component gets: its own API client, the shared informers, time, randomness."""
+
+    name: str
+    client: Client
+    informers: Informers
+    clock: Clock
+    random: random.Random
+    """A stream of the component's own, reproducible under a seed."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ComponentSpec:
+    """A component a package offers: its name and how to build it."""
+
+    name: str
+    build: Callable[[ComponentContext], Component]
+    service_account: str = ""
+    """The kube-system service account it acts as (its name when empty; see rbac.py)."""
+    enabled_by_default: bool = True
+    help: str = ""
+
+
+class ComponentSelectionError(ValueError):
+    """A `--components` value that names unknown components."""
+
+
+def select(specs: Sequence[ComponentSpec], selection: str | Iterable[str]) -> list[ComponentSpec]:
+    """The specs `selection` enables, in kube-controller-manager's `--controllers` syntax:
+    `*` turns on the default ones, `name` turns one on, `-name` turns one off."""
+    items = [s.strip() for s in (selection.split(",") if isinstance(selection, str)
+                                 else selection) if s.strip()]
+    known = {s.name for s in specs}
+    unknown = sorted({i.lstrip("-") for i in items if i != "*"} - known)
+    if unknown:
+        raise ComponentSelectionError(
+            f"{', '.join(repr(u) for u in unknown)} not in the list of known components: "
+            f"{', '.join(sorted(known))}")
+    star = "*" in items
+    on = {i for i in items if i != "*" and not i.startswith("-")}
+    off = {i[1:] for i in items if i.startswith("-")}
+    return [s for s in specs
+            if s.name not in off and (s.name in on or (star and s.enabled_by_default))]
+
+
+class Controller(Generic[K]):
+    """Informers feeding a work queue, drained by workers calling `reconcile(key)`.
+
+    Subclasses call `watch()` in their constructor and implement `reconcile`. Restarting
+    (after a crash) requeues interrupted keys and re-delivers every cached object through
+    the key functions, so a restarted controller converges to the same state.
+    """
+
+    workers = 1
+
+    def __init__(self, ctx: ComponentContext) -> None:
+        self.ctx = ctx
+        self.name = ctx.name
+        self.client = ctx.client
+        self.clock = ctx.clock
+        self.queue: WorkQueue[K] = WorkQueue(clock=ctx.clock, name=ctx.name)
+        self._watched: list[tuple[Informer, KeyFunc]] = []
+        self._working = False
+
+    def watch(self, resource: str, keys: KeyFunc | None = None) -> Informer:
+        """Enqueue the keys of every change of `resource` (by default the object's key)."""
+        informer = self.ctx.informers.get(resource)
+        key_func: KeyFunc = keys or _own_key
+        self._watched.append((informer, key_func))
+        informer.add_handler(lambda t, o, old: self._enqueue(key_func(t, o, old)))
+        return informer
+
+    def _enqueue(self, keys: Iterable[K]) -> None:
+        for key in keys:
+            self.queue.add(key)
+
+    async def reconcile(self, key: K) -> None:
+        """Bring the world in line for `key`; raise (or `Retry`) to be called again later."""
+        raise NotImplementedError
+
+    async def run(self) -> None:
+        """Wait for the informers, resync, then run the workers until cancelled."""
+        for informer, _ in self._watched:
+            await informer.wait_synced()
+        self.queue.requeue_processing()
+        for informer, key_func in self._watched:
+            for obj in informer.cache.list():
+                self._enqueue(key_func("ADDED", obj, None))
+        workers = [asyncio.create_task(process(self.queue, self.reconcile, name=self.name))
+                   for _ in range(self.workers)]
+        self._working = True
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            self._working = False
+            for w in workers:
+                w.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+
+    def busy(self) -> bool:
+        """Keys queued or being reconciled while the workers run (queued keys of a stopped
+        controller wait for its restart, a timer)."""
+        return self._working and self.queue.busy()
+
+    def ready(self) -> bool:
+        """Every watched informer has synced."""
+        return all(i.synced for i, _ in self._watched)
+
+
+def _own_key(type_: str, obj: Obj, old: Obj | None) -> list[str]:
+    return [object_key(obj)]
