@@ -10,7 +10,6 @@ The CLI, tests and replay all build a `ControlPlane`.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterable
 
 import controllers
@@ -29,11 +28,6 @@ INFORMERS_IDENTITY = "system:kube-controller-manager"
 """Who the shared informers list and watch as (upstream's controller-manager user)."""
 
 
-def component_random(seed: int | None, name: str) -> random.Random:
-    """A component's own random stream: reproducible from (seed, name) under a seed."""
-    return random.Random(f"{seed}/component/{name}") if seed is not None else random.Random()
-
-
 class ControlPlane:
     """One cluster and its supervised components; `start()`, `settle()`, `stop()`."""
 
@@ -50,7 +44,7 @@ class ControlPlane:
                 name=spec.name,
                 client=self.cluster.component_client(spec.service_account or spec.name),
                 informers=self.informers, clock=self.clock,
-                random=component_random(self.cluster.config.seed, spec.name))
+                random=self.cluster.randomness.for_component(spec.name))
             self.components[spec.name] = spec.build(ctx)
             self.supervisor.add(spec.name, self.components[spec.name])
         self.clock.add_probe(self.busy)

@@ -170,3 +170,29 @@ async def test_a_broken_handler_does_not_starve_the_others(
     await clock.run_until_settled()
     assert seen == [("ADDED", "x", None)]
     assert any("handler" in r.getMessage() and r.exc_info for r in caplog.records)
+
+
+async def test_a_typed_view_parses_models_once_per_version(
+        cluster: Cluster, clock: VirtualClock, informers: Informers,
+        running: list[asyncio.Task[None]]) -> None:
+    from fakeapi.models import DeviceClass
+
+    client = cluster.client("test")
+    await client.create("deviceclasses.resource.k8s.io", {
+        "metadata": {"name": "gpu"}, "spec": {"selectors": [{"cel": {
+            "expression": 'device.driver == "gpu.example.com"'}}]}})
+    view = informers.get("deviceclasses.resource.k8s.io").typed(DeviceClass)
+    assert informers.get("deviceclasses.resource.k8s.io").typed(DeviceClass) is view
+    await clock.run_until_settled()
+    gpu = view.get("gpu")
+    assert isinstance(gpu, DeviceClass)
+    assert gpu.spec.selectors[0].cel.expression == 'device.driver == "gpu.example.com"'
+    assert view.get("gpu") is gpu, "parsed once per resourceVersion"
+    await client.patch("deviceclasses.resource.k8s.io", "gpu", {"metadata": {
+        "labels": {"tier": "a"}}})
+    await clock.run_until_settled()
+    [changed] = view.list()
+    assert changed is not gpu and changed.metadata.labels == {"tier": "a"}
+    await client.delete("deviceclasses.resource.k8s.io", "gpu")
+    await clock.run_until_settled()
+    assert view.list() == [] and view.get("gpu") is None
