@@ -1,6 +1,9 @@
-"""Authorization of requests: request → attributes, impersonation, 403s, and the admission
-checks that need an authorizer (DRA's synthetic claim-status permissions, RBAC escalation).
+"""Authorization of requests: request → attributes, impersonation, 403s, and the checks that
+need an authorizer (DRA's synthetic claim-status permissions, RBAC escalation), which the
+strategies of those kinds run.
 
+One path: `authorize` (a request on a kind, in-process) and `authorize_request` (an HTTP
+request) build the same attributes (`resource_attributes`) and decide through `check`.
 `request_attributes` mirrors kube-apiserver's RequestInfo: it reads only the path, method and
 query, so an unknown resource is still authorized (and refused) before routing finds nothing.
 """
@@ -22,10 +25,9 @@ from fakeapi.authn import (
     service_account_groups,
     split_service_account,
 )
-from fakeapi.errors import ApiError, Cause, invalid
-from fakeapi.features import GateReader
+from fakeapi.errors import ApiError, Cause
+from fakeapi.kinds import Kind
 from fakeapi.rbac import Attributes, Authorizer, Decision, Rule, compact_string, uncovered
-from fakeapi.registry.generic import Admission, AdmissionHook
 
 API_PREFIXES = ("api", "apis")
 NAMESPACE_SUBRESOURCES = ("status", "finalize")
@@ -137,6 +139,31 @@ def check(authorizer: Authorizer, a: Attributes) -> Decision:
     return decision
 
 
+def resource_attributes(user: UserInfo, verb: str, kind: Kind, namespace: str | None = "",
+                        name: str = "", subresource: str = "") -> Attributes:
+    """What a request on a served kind asks to do (the same attributes its REST path gives)."""
+    return Attributes(user, verb, True, kind.group, kind.version, namespace or "", kind.plural,
+                      subresource, name)
+
+
+def authorize(authorizer: Authorizer, user: UserInfo, verb: str, kind: Kind,
+              namespace: str | None = "", name: str = "", subresource: str = "") -> Attributes:
+    """Authorize `user` to `verb` an object (or collection, without a name) of `kind`, or
+    raise the 403 an HTTP client would get; the in-process client's one check."""
+    a = resource_attributes(user, verb, kind, namespace, name, subresource)
+    check(authorizer, a)
+    return a
+
+
+def authorize_request(authorizer: Authorizer, user: UserInfo, method: str, path: str,
+                      query: Mapping[str, str] | None = None) -> Attributes:
+    """`authorize` for an HTTP request, resolved from its path before routing (so unknown
+    resources and non-resource paths are authorized too); raises the 403."""
+    a = request_attributes(user, method, path, query)
+    check(authorizer, a)
+    return a
+
+
 # --- impersonation ----------------------------------------------------------------------
 
 IMPERSONATE_USER = "Impersonate-User"
@@ -218,7 +245,6 @@ def impersonate(authorizer: Authorizer, user: UserInfo, headers: Any) -> UserInf
 
 # --- synthetic permissions on ResourceClaim status --------------------------------------
 
-CLAIMS = "resourceclaims.resource.k8s.io"
 GRANULAR_GATE = "DRAResourceClaimGranularStatusAuthorization"
 ASSOCIATED_NODE = "associated-node:"
 ARBITRARY_NODE = "arbitrary-node:"
@@ -277,80 +303,57 @@ def associated_with_node(user: UserInfo, node: str) -> bool:
     return len(name) <= 253 and bool(_NODE_NAME.match(name)) and name == node
 
 
-def _requester(review: Admission) -> UserInfo:
-    """The user who makes the write under admission."""
-    ctx = review.ctx
-    return UserInfo(ctx.user, uid=ctx.uid, groups=tuple(ctx.groups), extra=ctx.extra)
-
-
-def claim_status_admission(authorizer: Authorizer, gates: GateReader) -> AdmissionHook:
-    """Admission for `resourceclaims/status` writes (same as upstream's granular status
-    authorization): changing allocation or reservedFor needs the request's verb on
+def claim_status_causes(authorizer: Authorizer, user: UserInfo, verb: str, kind: Kind,
+                        new: Mapping[str, Any], old: Mapping[str, Any]) -> list[Cause]:
+    """Same as upstream's granular ResourceClaim status authorization, for a `/status` write
+    by `user` with `verb`: changing allocation or reservedFor needs the verb on
     `resourceclaims/binding` (cluster-wide); changing `status.devices` needs, per changed
     driver, `associated-node:<verb>` (a service account on the allocated node) or
-    `arbitrary-node:<verb>` on `resourceclaims/driver` named after the driver. Refusals are
-    422 Invalid with Forbidden causes."""
-
-    def hook(review: Admission) -> None:
-        if (review.operation != "UPDATE" or review.subresource != "status"
-                or review.kind.resource_id != CLAIMS or review.new is None or review.old is None
-                or not gates.enabled(GRANULAR_GATE)):
-            return
-        user = _requester(review)
-        if authorizer.privileged(user):
-            return
-        new = review.new.get("status") or {}
-        old = review.old.get("status") or {}
-        meta = review.new.get("metadata") or {}
-        verb = review.ctx.verb or "update"
-        base = Attributes(user=user, verb=verb, api_group=review.kind.group,
-                          api_version=review.kind.version, resource=review.kind.plural,
-                          subresource="binding")
-        causes: list[Cause] = []
-        if any(_empty_to_none(new.get(f)) != _empty_to_none(old.get(f))
-               for f in ("allocation", "reservedFor")):
-            decision = authorizer.authorize(base)
-            if not decision.allowed:
-                causes.append(Cause("status", "Forbidden: changing status.allocation or "
-                                    "status.reservedFor requires extra permission: "
-                                    f"{forbidden(base, decision.reason).message}",
+    `arbitrary-node:<verb>` on `resourceclaims/driver` named after the driver. Returns the
+    Forbidden causes of the 422 (none for a privileged user)."""
+    if authorizer.privileged(user):
+        return []
+    new_status = new.get("status") or {}
+    old_status = old.get("status") or {}
+    base = resource_attributes(user, verb, kind, subresource="binding")
+    causes: list[Cause] = []
+    if any(_empty_to_none(new_status.get(f)) != _empty_to_none(old_status.get(f))
+           for f in ("allocation", "reservedFor")):
+        decision = authorizer.authorize(base)
+        if not decision.allowed:
+            causes.append(Cause("status", "Forbidden: changing status.allocation or "
+                                "status.reservedFor requires extra permission: "
+                                f"{forbidden(base, decision.reason).message}",
+                                "FieldValueForbidden"))
+    drivers = modified_drivers(new_status, old_status)
+    if drivers:
+        prefixes = ([ASSOCIATED_NODE, ARBITRARY_NODE]
+                    if associated_with_node(user, allocated_node(new_status))
+                    else [ARBITRARY_NODE])
+        namespace = (new.get("metadata") or {}).get("namespace", "")
+        for driver in drivers:
+            first: str | None = None
+            for prefix in prefixes:
+                a = base._replace(verb=prefix + verb, subresource="driver",
+                                  namespace=namespace, name=driver)
+                decision = authorizer.authorize(a)
+                if decision.allowed:
+                    first = None
+                    break
+                if first is None:
+                    first = forbidden(a, decision.reason).message
+            if first is not None:
+                causes.append(Cause("status.devices", "Forbidden: changing status.devices "
+                                    f"requires extra permission: {first}",
                                     "FieldValueForbidden"))
-        drivers = modified_drivers(new, old)
-        if drivers:
-            prefixes = ([ASSOCIATED_NODE, ARBITRARY_NODE]
-                        if associated_with_node(user, allocated_node(new)) else [ARBITRARY_NODE])
-            for driver in drivers:
-                first: str | None = None
-                for prefix in prefixes:
-                    a = base._replace(verb=prefix + verb, subresource="driver",
-                                      namespace=meta.get("namespace", ""), name=driver)
-                    decision = authorizer.authorize(a)
-                    if decision.allowed:
-                        first = None
-                        break
-                    if first is None:
-                        first = forbidden(a, decision.reason).message
-                if first is not None:
-                    causes.append(Cause("status.devices", "Forbidden: changing status.devices "
-                                        f"requires extra permission: {first}",
-                                        "FieldValueForbidden"))
-        if causes:
-            raise invalid(review.kind.kind, review.kind.group, meta.get("name", ""), causes)
-
-    return hook
+    return causes
 
 
 # --- RBAC escalation prevention ---------------------------------------------------------
 
-RBAC_GROUP = "rbac.authorization.k8s.io"
-_ROLE_KINDS = {f"roles.{RBAC_GROUP}": "roles", f"clusterroles.{RBAC_GROUP}": "clusterroles"}
-_BINDING_KINDS = {f"rolebindings.{RBAC_GROUP}": "rolebindings",
-                  f"clusterrolebindings.{RBAC_GROUP}": "clusterrolebindings"}
-
-
-def _escalation_error(resource: str, name: str, detail: str) -> ApiError:
-    return ApiError(403, "Forbidden", f'{resource}.{RBAC_GROUP} {_q(name)} is forbidden: '
-                    f"{detail}", name=name, group=RBAC_GROUP, kind=resource)
+def _escalation_error(kind: Kind, name: str, detail: str) -> ApiError:
+    return ApiError(403, "Forbidden", f"{kind.resource_id} {_q(name)} is forbidden: {detail}",
+                    name=name, group=kind.group, kind=kind.plural)
 
 
 def _not_held(user: UserInfo, missing: list[Rule], errors: list[str]) -> str:
@@ -363,55 +366,60 @@ def _not_held(user: UserInfo, missing: list[Rule], errors: list[str]) -> str:
     return msg
 
 
-def rbac_escalation_admission(authorizer: Authorizer) -> AdmissionHook:
-    """Same as upstream's RBAC storage: a role may only hold permissions its writer holds
-    (or the writer has `escalate`); a binding may only grant a role whose permissions the
-    writer holds (or the writer has `bind` on it). system:masters is exempt."""
+def _escalation_target(new: Mapping[str, Any]) -> tuple[str, str]:
+    meta = new.get("metadata") or {}
+    return meta.get("name", ""), meta.get("namespace", "")
 
-    def hook(review: Admission) -> None:
-        rid = review.kind.resource_id
-        if review.operation not in ("CREATE", "UPDATE") or review.new is None:
-            return
-        if rid not in _ROLE_KINDS and rid not in _BINDING_KINDS:
-            return
-        user = _requester(review)
-        if authorizer.privileged(user):
-            return
-        meta = review.new.get("metadata") or {}
-        name, namespace = meta.get("name", ""), meta.get("namespace", "")
-        old = review.old or {}
-        if rid in _ROLE_KINDS:
-            resource = _ROLE_KINDS[rid]
-            if old and (old.get("rules"), old.get("aggregationRule")) == (
-                    review.new.get("rules"), review.new.get("aggregationRule")):
-                return
-            a = Attributes(user=user, verb="escalate", api_group=RBAC_GROUP, api_version="v1",
-                           resource=resource, namespace=namespace, name=name)
-            if authorizer.authorize(a).allowed:
-                return
-            if review.new.get("aggregationRule") is not None:
-                raise _escalation_error(resource, name, "must have cluster-admin privileges "
-                                        "to use the aggregationRule")
-            wanted = [Rule.from_wire(r) for r in review.new.get("rules") or []]
-        else:
-            resource = _BINDING_KINDS[rid]
-            ref = review.new.get("roleRef") or {}
-            if old and old.get("roleRef") == ref:
-                return
-            role_kind, role_name = str(ref.get("kind", "")), str(ref.get("name", ""))
-            a = Attributes(user=user, verb="bind", api_group=RBAC_GROUP, api_version="v1",
-                           resource="roles" if role_kind == "Role" else "clusterroles",
-                           namespace=namespace, name=role_name)
-            if authorizer.authorize(a).allowed:
-                return
-            rules = authorizer.policy.role_rules(role_kind, role_name, namespace)
-            if rules is None:
-                raise _escalation_error(resource, name, f"{role_kind.lower()}.{RBAC_GROUP} "
-                                        f"{_q(role_name)} not found")
-            wanted = list(rules)
-        owner = authorizer.rules_for(user, namespace)
-        missing = uncovered(owner.rules, wanted)
-        if missing:
-            raise _escalation_error(resource, name, _not_held(user, missing, owner.errors))
 
-    return hook
+def check_role_escalation(authorizer: Authorizer, user: UserInfo, kind: Kind,
+                          new: Mapping[str, Any], old: Mapping[str, Any] | None) -> None:
+    """Same as upstream's RBAC role storage: a Role or ClusterRole may only hold permissions
+    its writer holds, unless the writer has `escalate` on it (system:masters is exempt).
+    Raises the 403."""
+    if authorizer.privileged(user):
+        return
+    if old and (old.get("rules"), old.get("aggregationRule")) == (
+            new.get("rules"), new.get("aggregationRule")):
+        return
+    name, namespace = _escalation_target(new)
+    if authorizer.authorize(resource_attributes(user, "escalate", kind, namespace,
+                                                name)).allowed:
+        return
+    if new.get("aggregationRule") is not None:
+        raise _escalation_error(kind, name, "must have cluster-admin privileges to use "
+                                "the aggregationRule")
+    _check_held(authorizer, user, kind, name, namespace,
+                [Rule.from_wire(r) for r in new.get("rules") or []])
+
+
+def check_binding_escalation(authorizer: Authorizer, user: UserInfo, kind: Kind,
+                             new: Mapping[str, Any], old: Mapping[str, Any] | None) -> None:
+    """Same as upstream's RBAC binding storage: a RoleBinding or ClusterRoleBinding may only
+    grant a role whose permissions its writer holds, unless the writer has `bind` on that
+    role (system:masters is exempt). Raises the 403."""
+    if authorizer.privileged(user):
+        return
+    ref = new.get("roleRef") or {}
+    if old and old.get("roleRef") == ref:
+        return
+    name, namespace = _escalation_target(new)
+    role_kind, role_name = str(ref.get("kind", "")), str(ref.get("name", ""))
+    a = Attributes(user=user, verb="bind", api_group=kind.group, api_version=kind.version,
+                   resource="roles" if role_kind == "Role" else "clusterroles",
+                   namespace=namespace, name=role_name)
+    if authorizer.authorize(a).allowed:
+        return
+    rules = authorizer.policy.role_rules(role_kind, role_name, namespace)
+    if rules is None:
+        raise _escalation_error(kind, name, f"{role_kind.lower()}.{kind.group} "
+                                f"{_q(role_name)} not found")
+    _check_held(authorizer, user, kind, name, namespace, list(rules))
+
+
+def _check_held(authorizer: Authorizer, user: UserInfo, kind: Kind, name: str, namespace: str,
+                wanted: list[Rule]) -> None:
+    """The 403 when `user` doesn't hold every wanted rule in `namespace`."""
+    owner = authorizer.rules_for(user, namespace)
+    missing = uncovered(owner.rules, wanted)
+    if missing:
+        raise _escalation_error(kind, name, _not_held(user, missing, owner.errors))

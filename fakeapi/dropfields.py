@@ -14,30 +14,19 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from fakeapi.features import GateReader
 
 Obj = dict[str, Any]
 
-CLAIMS = "resourceclaims.resource.k8s.io"
-TEMPLATES = "resourceclaimtemplates.resource.k8s.io"
-SLICES = "resourceslices.resource.k8s.io"
-CLASSES = "deviceclasses.resource.k8s.io"
-POOL_STATUS = "resourcepoolstatusrequests.resource.k8s.io"
-POD_GROUPS = "podgroups.scheduling.k8s.io"
-WORKLOADS = "workloads.scheduling.k8s.io"
-PODS = "pods"
-
-
 @dataclasses.dataclass(frozen=True)
 class Rule:
-    """Fields of one gate (or gate pair) in one kind, and when they count as in use."""
+    """Fields of one gate (or gate pair) in a kind, and when they count as in use."""
 
     gates: tuple[str, ...]
     """Every one of these must be on for the fields to be kept."""
-    resource: str
     part: str
     """`spec`: create and main-resource updates; `status`: `/status` updates."""
     fields: tuple[str, ...]
@@ -47,14 +36,14 @@ class Rule:
     """False where upstream drops even when the old object uses the field."""
 
 
-def _claim_spec_rules(resource: str, spec: str) -> list[Rule]:
+def _claim_spec_rules(spec: str) -> tuple[Rule, ...]:
     """ResourceClaimSpec rules (claims and, one level down, templates), in upstream order."""
     req = f"{spec}.devices.requests.*"
 
     def rule(gate: str, *fields: str) -> Rule:
-        return Rule((gate,), resource, "spec", fields)
+        return Rule((gate,), "spec", fields)
 
-    return [
+    return (
         rule("DRAPrioritizedList", f"{req}.firstAvailable"),
         rule("DRADeviceTaints", f"{req}.exactly.tolerations",
              f"{req}.firstAvailable.*.tolerations"),
@@ -63,7 +52,7 @@ def _claim_spec_rules(resource: str, spec: str) -> list[Rule]:
              f"{req}.exactly.capacity", f"{req}.firstAvailable.*.capacity"),
         rule("DRADerivedAttributes", f"{req}.exactly.derivedAttributes",
              f"{req}.firstAvailable.*.derivedAttributes"),
-    ]
+    )
 
 
 _RESULTS = "status.allocation.devices.results.*"
@@ -72,67 +61,70 @@ _LIST_VALUES = tuple(f"{_DEVICE}.attributes.*.{k}" for k in ("bools", "ints", "s
                                                               "versions"))
 _CONTAINER_STATUSES = ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses")
 
-RULES: tuple[Rule, ...] = (
-    *_claim_spec_rules(CLAIMS, "spec"),
-    Rule(("DRAResourceClaimDeviceStatus",), CLAIMS, "status", ("status.devices",)),
-    Rule(("DRAAdminAccess",), CLAIMS, "status", (f"{_RESULTS}.adminAccess",),
+RESOURCE_CLAIM: tuple[Rule, ...] = (
+    *_claim_spec_rules("spec"),
+    Rule(("DRAResourceClaimDeviceStatus",), "status", ("status.devices",)),
+    Rule(("DRAAdminAccess",), "status", (f"{_RESULTS}.adminAccess",),
          in_use=("spec.devices.requests.*.exactly.adminAccess",)),
-    Rule(("DRAConsumableCapacity",), CLAIMS, "status",
+    Rule(("DRAConsumableCapacity",), "status",
          (f"{_RESULTS}.shareID", f"{_RESULTS}.consumedCapacity", "status.devices.*.shareID"),
-         in_use=tuple(f for r in _claim_spec_rules(CLAIMS, "spec")
+         in_use=tuple(f for r in _claim_spec_rules("spec")
                       if r.gates == ("DRAConsumableCapacity",) for f in r.fields)),
-    Rule(("DRADeviceBindingConditions",), CLAIMS, "status",
+    Rule(("DRADeviceBindingConditions",), "status",
          (f"{_RESULTS}.bindingConditions", f"{_RESULTS}.bindingFailureConditions")),
-    Rule(("DRAOptionalNodeOperations",), CLAIMS, "status", (f"{_RESULTS}.skipNodeOperations",)),
-    *_claim_spec_rules(TEMPLATES, "spec.spec"),
-    Rule(("DRADeviceTaints",), SLICES, "spec", (f"{_DEVICE}.taints",)),
-    Rule(("DRAPartitionableDevices",), SLICES, "spec",
+    Rule(("DRAOptionalNodeOperations",), "status", (f"{_RESULTS}.skipNodeOperations",)),
+)
+RESOURCE_CLAIM_TEMPLATE = _claim_spec_rules("spec.spec")
+RESOURCE_SLICE: tuple[Rule, ...] = (
+    Rule(("DRADeviceTaints",), "spec", (f"{_DEVICE}.taints",)),
+    Rule(("DRAPartitionableDevices",), "spec",
          ("spec.sharedCounters", "spec.perDeviceNodeSelection", f"{_DEVICE}.consumesCounters",
           f"{_DEVICE}.nodeName", f"{_DEVICE}.nodeSelector", f"{_DEVICE}.allNodes")),
-    Rule(("DRADeviceBindingConditions", "DRAResourceClaimDeviceStatus"), SLICES, "spec",
+    Rule(("DRADeviceBindingConditions", "DRAResourceClaimDeviceStatus"), "spec",
          (f"{_DEVICE}.bindingConditions", f"{_DEVICE}.bindingFailureConditions",
           f"{_DEVICE}.bindsToNode")),
-    Rule(("DRAConsumableCapacity",), SLICES, "spec",
+    Rule(("DRAConsumableCapacity",), "spec",
          (f"{_DEVICE}.allowMultipleAllocations", f"{_DEVICE}.capacity.*.requestPolicy")),
-    Rule(("DRANodeAllocatableResources",), SLICES, "spec",
-         (f"{_DEVICE}.nodeAllocatableResources",)),
-    Rule(("DRAListTypeAttributes",), SLICES, "spec", _LIST_VALUES),
-    Rule(("DRAPartitionableDevicesType",), SLICES, "spec", ("spec.partitionTypeAttribute",)),
-    Rule(("DRADeviceCompatibilityGroups",), SLICES, "spec",
+    Rule(("DRANodeAllocatableResources",), "spec", (f"{_DEVICE}.nodeAllocatableResources",)),
+    Rule(("DRAListTypeAttributes",), "spec", _LIST_VALUES),
+    Rule(("DRAPartitionableDevicesType",), "spec", ("spec.partitionTypeAttribute",)),
+    Rule(("DRADeviceCompatibilityGroups",), "spec",
          (f"{_DEVICE}.consumesCounters.*.compatibilityGroups",)),
-    Rule(("DRAOptionalNodeOperations",), SLICES, "spec", ("spec.skipNodeOperations",)),
-    Rule(("DRAExtendedResource",), CLASSES, "spec", ("spec.extendedResourceName",)),
-    Rule(("DRAPartitionableDevicesType",), POOL_STATUS, "spec",
-         ("spec.defaultPartitionTypeAttribute",)),
-    Rule(("DRAWorkloadResourceClaims",), POD_GROUPS, "spec", ("spec.resourceClaims",)),
-    Rule(("DRAWorkloadResourceClaims",), POD_GROUPS, "status", ("status.resourceClaimStatuses",)),
-    Rule(("DRAWorkloadResourceClaims",), WORKLOADS, "spec",
-         ("spec.**.podGroupTemplates.*.resourceClaims",)),
-    Rule(("GenericWorkload",), PODS, "spec", ("spec.schedulingGroup",)),
-    Rule(("DRAExtendedResource",), PODS, "status", ("status.extendedResourceClaimStatus",)),
-    Rule(("ResourceHealthStatus",), PODS, "status",
+    Rule(("DRAOptionalNodeOperations",), "spec", ("spec.skipNodeOperations",)),
+)
+DEVICE_CLASS = (Rule(("DRAExtendedResource",), "spec", ("spec.extendedResourceName",)),)
+RESOURCE_POOL_STATUS_REQUEST = (
+    Rule(("DRAPartitionableDevicesType",), "spec", ("spec.defaultPartitionTypeAttribute",)),)
+POD_GROUP = (
+    Rule(("DRAWorkloadResourceClaims",), "spec", ("spec.resourceClaims",)),
+    Rule(("DRAWorkloadResourceClaims",), "status", ("status.resourceClaimStatuses",)),
+)
+WORKLOAD = (Rule(("DRAWorkloadResourceClaims",), "spec",
+                 ("spec.**.podGroupTemplates.*.resourceClaims",)),)
+POD = (
+    Rule(("GenericWorkload",), "spec", ("spec.schedulingGroup",)),
+    Rule(("DRAExtendedResource",), "status", ("status.extendedResourceClaimStatus",)),
+    Rule(("ResourceHealthStatus",), "status",
          tuple(f"status.{s}.*.allocatedResourcesStatus" for s in _CONTAINER_STATUSES),
          ratchet=False),
 )
-"""Every rule, grouped by kind in upstream's order within each strategy."""
-
-_BY_TARGET: dict[tuple[str, str], list[Rule]] = {}
-for _rule in RULES:
-    _BY_TARGET.setdefault((_rule.resource, _rule.part), []).append(_rule)
+"""The rules of each kind that has some, in upstream's order within its strategy (each kind
+row names its tuple)."""
 
 
-def drop_disabled_fields(resource: str, new: Obj, old: Obj | None, gates: GateReader,
+def drop_disabled_fields(rules: Sequence[Rule], new: Obj, old: Obj | None, gates: GateReader,
                          subresource: str = "") -> list[str]:
     """Remove from `new` the fields of disabled gates; returns the field paths dropped.
 
-    `resource` is the kind's resource id (`plural.group`), `old` the stored object of an
-    update (None on create), `subresource` the written subresource ("" for the object).
+    `rules` are the kind's (its row's `drop_fields`), `old` the stored object of an update
+    (None on create), `subresource` the written subresource ("" for the object).
     """
-    if subresource not in ("", "status"):
+    if not rules or subresource not in ("", "status"):
         return []
+    part = subresource or "spec"
     dropped: list[str] = []
-    for rule in _BY_TARGET.get((resource, subresource or "spec"), ()):
-        if all(map(gates.enabled, rule.gates)):
+    for rule in rules:
+        if rule.part != part or all(map(gates.enabled, rule.gates)):
             continue
         if rule.ratchet and old is not None and in_use(old, rule.fields + rule.in_use):
             continue
@@ -149,11 +141,6 @@ def in_use(obj: Obj, paths: tuple[str, ...]) -> bool:
     """Whether any path is set in `obj` (an empty list counts as unset, as a nil slice)."""
     return any(parent[key] is not None and parent[key] != []
                for path in paths for parent, key in _locate(obj, path))
-
-
-def rules_for(gate: str) -> list[Rule]:
-    """The rules that involve one gate."""
-    return [r for r in RULES if gate in r.gates]
 
 
 def _children(node: Any) -> Iterable[Any]:

@@ -1,7 +1,12 @@
-"""The kind table: one row per served kind drives routing, discovery, OpenAPI and RBAC names.
+"""The kind table: one row per served kind, the single source of every per-kind fact.
 
-Adding a kind is adding a row here (and a strategy in `fakeapi.registry`), never touching
-the HTTP layer.
+A row drives routing, discovery, OpenAPI and RBAC names, and names its registry strategy and
+the strategy of each subresource, its `kubectl get` columns, its field selectors and the
+fields its feature gates drop. Adding a kind is adding a row here (and a strategy in
+`fakeapi.registry` when the defaults don't do), never touching the HTTP layer.
+
+Strategies are named by class name (resolved by `fakeapi.registry.strategies`), as they sit
+above this module: the registry imports the table, never the other way round.
 """
 
 from __future__ import annotations
@@ -9,10 +14,17 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 
+from fakeapi import columns, dropfields, selectors
+from fakeapi.columns import TableSpec
 from fakeapi.features import FeatureGates, GateReader
+from fakeapi.selectors import FieldRules
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 STATUS_VERBS = ("get", "patch", "update")
+STRATEGY = "Strategy"
+"""The default strategy of an object (the common upstream rules only)."""
+STATUS = "StatusStrategy"
+"""The default strategy of `/status` (status changes, nothing else)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,13 +37,23 @@ class Kind:
     plural: str
     namespaced: bool
     short_names: tuple[str, ...] = ()
-    subresources: tuple[str, ...] = ()
+    subresources: Mapping[str, str] = dataclasses.field(default_factory=dict, compare=False)
+    """Each subresource (`status`, `finalize`, `binding`) and the name of its strategy."""
     categories: tuple[str, ...] = ()
     verbs: tuple[str, ...] = ALL_VERBS
     feature_gate: str | None = None
     has_generation: bool = True
     returns_deleted: bool = False
     """DELETE answers with the deleted object (upstream ReturnDeletedObject), else a Status."""
+    strategy: str = dataclasses.field(default=STRATEGY, compare=False)
+    """The name of the object's strategy class (see `fakeapi.registry.strategies`)."""
+    columns: TableSpec = dataclasses.field(default=columns.DEFAULT_SPEC, compare=False)
+    """What `kubectl get` shows."""
+    field_selectors: FieldRules = dataclasses.field(default=selectors.DEFAULT_FIELDS,
+                                                    compare=False)
+    """The field labels `fieldSelector` accepts (upstream's field-label conversion)."""
+    drop_fields: tuple[dropfields.Rule, ...] = dataclasses.field(default=(), compare=False)
+    """Fields dropped while their feature gate is off (upstream dropDisabledFields)."""
 
     @property
     def singular(self) -> str:
@@ -71,40 +93,64 @@ AUTHORIZATION = "authorization.k8s.io"
 
 KINDS: tuple[Kind, ...] = (
     _k("", "v1", "Namespace", "namespaces", False, short_names=("ns",),
-       subresources=("status", "finalize"), verbs=ALL_VERBS[:2] + ALL_VERBS[3:],
-       has_generation=False),
-    _k("", "v1", "Node", "nodes", False, short_names=("no",), subresources=("status",),
-       has_generation=False),
+       subresources={"status": STATUS, "finalize": "NamespaceFinalizeStrategy"},
+       verbs=ALL_VERBS[:2] + ALL_VERBS[3:], has_generation=False,
+       strategy="NamespaceStrategy", columns=columns.NAMESPACE,
+       field_selectors=selectors.NAMESPACE_FIELDS),
+    _k("", "v1", "Node", "nodes", False, short_names=("no",), subresources={"status": STATUS},
+       has_generation=False, strategy="NodeStrategy", columns=columns.NODE,
+       field_selectors=selectors.NODE_FIELDS),
     _k("", "v1", "Pod", "pods", True, short_names=("po",), categories=("all",),
-       subresources=("status", "binding"), returns_deleted=True),
-    _k("", "v1", "Event", "events", True, short_names=("ev",), has_generation=False),
+       subresources={"status": STATUS, "binding": "PodBindingStrategy"}, returns_deleted=True,
+       strategy="PodStrategy", columns=columns.POD, field_selectors=selectors.POD_FIELDS,
+       drop_fields=dropfields.POD),
+    _k("", "v1", "Event", "events", True, short_names=("ev",), has_generation=False,
+       columns=columns.EVENT, field_selectors=selectors.EVENT_FIELDS),
     _k("", "v1", "ServiceAccount", "serviceaccounts", True, short_names=("sa",),
-       has_generation=False, returns_deleted=True),
-    _k("", "v1", "ConfigMap", "configmaps", True, short_names=("cm",), has_generation=False),
-    _k("coordination.k8s.io", "v1", "Lease", "leases", True, has_generation=False),
-    _k(RESOURCE, "v1", "DeviceClass", "deviceclasses", False,
-       returns_deleted=True),
-    _k(RESOURCE, "v1", "ResourceClaim", "resourceclaims", True, subresources=("status",),
-       returns_deleted=True),
+       has_generation=False, returns_deleted=True, columns=columns.SERVICE_ACCOUNT),
+    _k("", "v1", "ConfigMap", "configmaps", True, short_names=("cm",), has_generation=False,
+       columns=columns.CONFIG_MAP),
+    _k("coordination.k8s.io", "v1", "Lease", "leases", True, has_generation=False,
+       columns=columns.LEASE),
+    _k(RESOURCE, "v1", "DeviceClass", "deviceclasses", False, returns_deleted=True,
+       strategy="DeviceClassStrategy", columns=columns.DEVICE_CLASS,
+       drop_fields=dropfields.DEVICE_CLASS),
+    _k(RESOURCE, "v1", "ResourceClaim", "resourceclaims", True,
+       subresources={"status": "ResourceClaimStatusStrategy"}, returns_deleted=True,
+       strategy="ResourceClaimStrategy", columns=columns.RESOURCE_CLAIM,
+       drop_fields=dropfields.RESOURCE_CLAIM),
     _k(RESOURCE, "v1", "ResourceClaimTemplate", "resourceclaimtemplates", True,
-       returns_deleted=True),
-    _k(RESOURCE, "v1", "ResourceSlice", "resourceslices", False,
-       returns_deleted=True),
-    _k(RESOURCE, "v1", "DeviceTaintRule", "devicetaintrules", False, subresources=("status",),
-       feature_gate="DRADeviceTaintRules"),
+       returns_deleted=True, strategy="ResourceClaimTemplateStrategy",
+       columns=columns.RESOURCE_CLAIM_TEMPLATE, drop_fields=dropfields.RESOURCE_CLAIM_TEMPLATE),
+    _k(RESOURCE, "v1", "ResourceSlice", "resourceslices", False, returns_deleted=True,
+       strategy="ResourceSliceStrategy", columns=columns.RESOURCE_SLICE,
+       field_selectors=selectors.RESOURCE_SLICE_FIELDS, drop_fields=dropfields.RESOURCE_SLICE),
+    _k(RESOURCE, "v1", "DeviceTaintRule", "devicetaintrules", False,
+       subresources={"status": "DeviceTaintRuleStatusStrategy"},
+       feature_gate="DRADeviceTaintRules", strategy="DeviceTaintRuleStrategy",
+       columns=columns.DEVICE_TAINT_RULE),
     _k(RESOURCE, "v1alpha3", "ResourcePoolStatusRequest", "resourcepoolstatusrequests", False,
-       subresources=("status",), feature_gate="DRAResourcePoolStatus",
-       returns_deleted=True),
-    _k(SCHEDULING, "v1beta1", "PodGroup", "podgroups", True, subresources=("status",),
-       feature_gate="GenericWorkload"),
-    _k(SCHEDULING, "v1beta1", "Workload", "workloads", True, feature_gate="GenericWorkload"),
+       subresources={"status": "ResourcePoolStatusRequestStatusStrategy"},
+       feature_gate="DRAResourcePoolStatus", returns_deleted=True,
+       strategy="ResourcePoolStatusRequestStrategy",
+       columns=columns.RESOURCE_POOL_STATUS_REQUEST,
+       drop_fields=dropfields.RESOURCE_POOL_STATUS_REQUEST),
+    _k(SCHEDULING, "v1beta1", "PodGroup", "podgroups", True,
+       subresources={"status": "PodGroupStatusStrategy"}, feature_gate="GenericWorkload",
+       strategy="PodGroupStrategy", columns=columns.POD_GROUP, drop_fields=dropfields.POD_GROUP),
+    _k(SCHEDULING, "v1beta1", "Workload", "workloads", True, feature_gate="GenericWorkload",
+       strategy="WorkloadStrategy", columns=columns.WORKLOAD, drop_fields=dropfields.WORKLOAD),
     _k(SCHEDULING, "v1", "PriorityClass", "priorityclasses", False, short_names=("pc",),
-       has_generation=False),
-    _k(RBAC, "v1", "Role", "roles", True, has_generation=False),
-    _k(RBAC, "v1", "ClusterRole", "clusterroles", False, has_generation=False),
-    _k(RBAC, "v1", "RoleBinding", "rolebindings", True, has_generation=False),
-    _k(RBAC, "v1", "ClusterRoleBinding", "clusterrolebindings", False, has_generation=False),
-    # Create-only reviews, answered by fakeapi.reviews and never stored.
+       has_generation=False, columns=columns.PRIORITY_CLASS),
+    _k(RBAC, "v1", "Role", "roles", True, has_generation=False, strategy="RoleStrategy",
+       columns=columns.ROLE),
+    _k(RBAC, "v1", "ClusterRole", "clusterroles", False, has_generation=False,
+       strategy="RoleStrategy", columns=columns.ROLE),
+    _k(RBAC, "v1", "RoleBinding", "rolebindings", True, has_generation=False,
+       strategy="RoleBindingStrategy", columns=columns.ROLE_BINDING),
+    _k(RBAC, "v1", "ClusterRoleBinding", "clusterrolebindings", False, has_generation=False,
+       strategy="RoleBindingStrategy", columns=columns.CLUSTER_ROLE_BINDING),
+    # Create-only reviews, answered by fakeapi.reviews and never stored or listed.
     *(_k(group, "v1", kind, kind.lower() + "s", namespaced, verbs=("create",),
          has_generation=False) for group, kind, namespaced in (
         (AUTHENTICATION, "SelfSubjectReview", False),

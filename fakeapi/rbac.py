@@ -164,7 +164,7 @@ def selector_matches(selector: Any, labels: Mapping[str, str]) -> bool:
     for expr in selector.get("matchExpressions") or []:
         if not isinstance(expr, dict):
             return False
-        key, op = expr.get("key"), expr.get("operator")
+        key, op = str(expr.get("key", "")), expr.get("operator")
         values = expr.get("values") or []
         if op == "In" and labels.get(key) not in values:
             return False

@@ -399,9 +399,13 @@ def _always_empty(obj: dict[str, Any]) -> str:
 _EMPTY: dict[str, Any] = {}
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, eq=False)
 class FieldRules:
-    """Which field labels a kind accepts (upstream field-label conversion) and their values."""
+    """Which field labels a kind accepts (upstream field-label conversion) and their values.
+
+    Each kind row names its rules; compared and hashed by identity (parsed selectors are
+    cached per rules object).
+    """
 
     getters: Mapping[str, FieldGetter]
     aliases: Mapping[str, str]
@@ -427,62 +431,56 @@ def _meta(namespaced: bool) -> dict[str, FieldGetter]:
     return g
 
 
-_DEFAULT_RULES = FieldRules(
+DEFAULT_FIELDS = FieldRules(
     getters=_meta(True), aliases={},
     reject=lambda label: (f'"{label}" is not a known field selector: only '
                           '"metadata.name", "metadata.namespace"'))
+"""Same as upstream's DefaultMetaV1FieldSelectorConversion: metadata.name and namespace."""
 
 _EVENT_FIELDS = [f"involvedObject.{f}" for f in (
     "kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")]
 
-FIELD_RULES: dict[str, FieldRules] = {
-    "pods": FieldRules(
-        getters={
-            **_meta(True),
-            "spec.nodeName": _path_getter("spec.nodeName"),
-            "spec.restartPolicy": _path_getter("spec.restartPolicy"),
-            "spec.schedulerName": _path_getter("spec.schedulerName"),
-            "spec.serviceAccountName": _path_getter("spec.serviceAccountName"),
-            "spec.hostNetwork": _bool_getter("spec.hostNetwork"),
-            "status.phase": _path_getter("status.phase"),
-            "status.podIP": _pod_ip,
-            # Accepted by the conversion but not a selectable attribute: always "".
-            "status.podIPs": _always_empty,
-            "status.nominatedNodeName": _path_getter("status.nominatedNodeName"),
-        },
-        aliases={"spec.host": "spec.nodeName"}, reject=_core_reject),
-    "nodes": FieldRules(
-        getters={**_meta(False), "spec.unschedulable": _bool_getter("spec.unschedulable")},
-        aliases={}, reject=_core_reject),
-    "namespaces": FieldRules(
-        getters={**_meta(False), "status.phase": _path_getter("status.phase")},
-        aliases={}, reject=_core_reject),
-    "events": FieldRules(
-        getters={
-            **_meta(True),
-            **{f: _path_getter(f) for f in _EVENT_FIELDS},
-            "reason": _path_getter("reason"),
-            "reportingComponent": _path_getter("reportingComponent"),
-            "source": _event_source,
-            "type": _path_getter("type"),
-        },
-        aliases={}, reject=_core_reject),
-    "resourceslices.resource.k8s.io": FieldRules(
-        getters={
-            **_meta(False),
-            "spec.nodeName": _path_getter("spec.nodeName"),
-            "spec.driver": _path_getter("spec.driver"),
-            "spec.pool.name": _path_getter("spec.pool.name"),
-        },
-        aliases={},
-        reject=lambda label: ("field label not supported for resource.k8s.io/v1, "
-                              f"Kind=ResourceSlice: {label}")),
-}
-
-
-def field_rules(resource_id: str) -> FieldRules:
-    """The field-selector rules of a kind (metadata.name/namespace only, unless listed)."""
-    return FIELD_RULES.get(resource_id, _DEFAULT_RULES)
+POD_FIELDS = FieldRules(
+    getters={
+        **_meta(True),
+        "spec.nodeName": _path_getter("spec.nodeName"),
+        "spec.restartPolicy": _path_getter("spec.restartPolicy"),
+        "spec.schedulerName": _path_getter("spec.schedulerName"),
+        "spec.serviceAccountName": _path_getter("spec.serviceAccountName"),
+        "spec.hostNetwork": _bool_getter("spec.hostNetwork"),
+        "status.phase": _path_getter("status.phase"),
+        "status.podIP": _pod_ip,
+        # Accepted by the conversion but not a selectable attribute: always "".
+        "status.podIPs": _always_empty,
+        "status.nominatedNodeName": _path_getter("status.nominatedNodeName"),
+    },
+    aliases={"spec.host": "spec.nodeName"}, reject=_core_reject)
+NODE_FIELDS = FieldRules(
+    getters={**_meta(False), "spec.unschedulable": _bool_getter("spec.unschedulable")},
+    aliases={}, reject=_core_reject)
+NAMESPACE_FIELDS = FieldRules(
+    getters={**_meta(False), "status.phase": _path_getter("status.phase")},
+    aliases={}, reject=_core_reject)
+EVENT_FIELDS = FieldRules(
+    getters={
+        **_meta(True),
+        **{f: _path_getter(f) for f in _EVENT_FIELDS},
+        "reason": _path_getter("reason"),
+        "reportingComponent": _path_getter("reportingComponent"),
+        "source": _event_source,
+        "type": _path_getter("type"),
+    },
+    aliases={}, reject=_core_reject)
+RESOURCE_SLICE_FIELDS = FieldRules(
+    getters={
+        **_meta(False),
+        "spec.nodeName": _path_getter("spec.nodeName"),
+        "spec.driver": _path_getter("spec.driver"),
+        "spec.pool.name": _path_getter("spec.pool.name"),
+    },
+    aliases={},
+    reject=lambda label: ("field label not supported for resource.k8s.io/v1, "
+                          f"Kind=ResourceSlice: {label}"))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -586,8 +584,7 @@ def _unescape(value: str) -> str:
 
 
 @functools.lru_cache(maxsize=1024)
-def _parse_field_selector(text: str, resource_id: str) -> FieldSelector:
-    rules = FIELD_RULES.get(resource_id, _DEFAULT_RULES)
+def _parse_field_selector(text: str, rules: FieldRules) -> FieldSelector:
     terms: list[tuple[str, str, bool]] = []
     for part in sorted(_split_terms(text)):
         if not part:
@@ -605,23 +602,25 @@ def _parse_field_selector(text: str, resource_id: str) -> FieldSelector:
     return FieldSelector(tuple(reqs))
 
 
-def parse_field_selector(text: str, resource_id: str) -> FieldSelector:
-    """Parse a `fieldSelector` for a kind; syntax errors and unsupported fields are 400s."""
+def parse_field_selector(text: str, rules: FieldRules) -> FieldSelector:
+    """Parse a `fieldSelector` under a kind's field rules (its row's `field_selectors`);
+    syntax errors and unsupported fields are 400s."""
     if not text:
         return EVERYTHING_FIELDS
-    return _parse_field_selector(text, resource_id)
+    return _parse_field_selector(text, rules)
 
 
 def predicate(label_selector: str, field_selector: str,
-              resource_id: str) -> Callable[[dict[str, Any]], bool] | None:
-    """One predicate for a list/watch's label and field selectors; None when both are empty."""
+              rules: FieldRules) -> Callable[[dict[str, Any]], bool] | None:
+    """One predicate for a list/watch's label and field selectors (field labels resolved by
+    the kind's `rules`); None when both are empty."""
     preds: list[Callable[[dict[str, Any]], bool]] = []
     if label_selector:
         ls = parse_label_selector(label_selector)
         if not ls.empty:
             preds.append(lambda o: ls.matches(o["metadata"].get("labels")))
     if field_selector:
-        fs = parse_field_selector(field_selector, resource_id)
+        fs = parse_field_selector(field_selector, rules)
         if not fs.empty:
             preds.append(fs.matches)
     if not preds:

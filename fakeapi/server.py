@@ -8,10 +8,11 @@ a `Status` object.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import dataclasses
 import logging
 import platform
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 import orjson
@@ -49,7 +50,7 @@ from fakeapi.watch import WatchSpec, default_encoder, stream
 log = logging.getLogger(__name__)
 
 CLUSTER = web.AppKey("cluster", Cluster)
-WATCHES = web.AppKey("watches", set)
+WATCHES = web.AppKey("watches", set[asyncio.Task[Any]])
 USER = web.RequestKey("user", authn.UserInfo)
 VERB = web.RequestKey("verb", str)
 MAX_BODY = 3 * 1024 * 1024
@@ -208,8 +209,8 @@ class Api:
             return await self.patch(request, target)
         if method == "DELETE" and not target.subresource:
             return await self.delete(request, target)
-        if method == "POST" and target.subresource == "binding":
-            return await self.bind(request, target)
+        if method == "POST" and target.subresource:
+            return await self.create_subresource(request, target)
         raise method_not_allowed()
 
     # ----- discovery ---------------------------------------------------------------------
@@ -226,15 +227,16 @@ class Api:
             doc = (discovery.api_versions(request.host) if parts == ["api"]
                    else discovery.api_group_list(self.kinds))
             return _json(doc, headers={"Vary": "Accept"})
+        found: dict[str, Any] | None
         if parts[0] == "api":
-            doc = discovery.api_resource_list(self.kinds, "", parts[1])
+            found = discovery.api_resource_list(self.kinds, "", parts[1])
         elif len(parts) == 2:
-            doc = discovery.api_group(self.kinds, parts[1])
+            found = discovery.api_group(self.kinds, parts[1])
         else:
-            doc = discovery.api_resource_list(self.kinds, parts[1], parts[2])
-        if doc is None:
+            found = discovery.api_resource_list(self.kinds, parts[1], parts[2])
+        if found is None:
             raise not_found_path()
-        return _json(doc)
+        return _json(found)
 
     # ----- reads -------------------------------------------------------------------------
 
@@ -249,7 +251,7 @@ class Api:
     def _predicate(self, request: web.Request, kind: Kind) -> Callable[[dict], bool] | None:
         q = request.query
         return selectors.predicate(q.get("labelSelector", ""), q.get("fieldSelector", ""),
-                                   kind.resource_id)
+                                   kind.field_selectors)
 
     def list(self, request: web.Request, t: Target) -> web.Response:
         """LIST with selectors and limit/continue pagination."""
@@ -266,7 +268,7 @@ class Api:
                                       [item_raw(i) for i in page.items]))
 
     @staticmethod
-    def _encode_list(kind: Kind, revision: int, continue_token: str, items: list[bytes]
+    def _encode_list(kind: Kind, revision: int, continue_token: str, items: builtins.list[bytes]
                      ) -> bytes:
         meta: dict[str, Any] = {"resourceVersion": str(revision)}
         if continue_token:
@@ -275,7 +277,7 @@ class Api:
                              "metadata": meta})
         return head[:-1] + b',"items":[' + b",".join(items) + b"]}"
 
-    def _table(self, request: web.Request, kind: Kind, objects: list[dict],
+    def _table(self, request: web.Request, kind: Kind, objects: builtins.list[dict],
                page: ListResult | None, with_headers: bool = True) -> dict[str, Any]:
         try:
             include = tables.parse_include_object(request.query.get("includeObject"))
@@ -300,7 +302,7 @@ class Api:
                          allow_bookmarks=q.get("allowWatchBookmarks") in ("true", "1"),
                          timeout=timeout,
                          bookmark_interval=self.cluster.config.bookmark_interval)
-        encode = default_encoder
+        encode: Callable[[Event, str], bytes] = default_encoder
         if tables.wants_table(request.headers.get("Accept", "")):
             encode = self._table_encoder(request, t.kind)
         response = web.StreamResponse(headers={"Content-Type": JSON_TYPE,
@@ -309,6 +311,7 @@ class Api:
         await response.prepare(request)
         watches = request.app[WATCHES]
         task = asyncio.current_task()
+        assert task is not None  # a handler always runs in a task
         watches.add(task)
         try:
             async for chunk in stream(self.cluster.store, spec, encode):
@@ -336,7 +339,7 @@ class Api:
     # ----- writes ------------------------------------------------------------------------
 
     async def _body(self, request: web.Request, allowed: tuple[str, ...] = BODY_TYPES,
-                    kind: str | None = None) -> tuple[Any, list[str]] | bytes:
+                    kind: str | None = None) -> tuple[Any, builtins.list[str]] | bytes:
         # same as upstream: a body without Content-Type is read as JSON
         ctype = request.content_type if request.headers.get("Content-Type") else ""
         if ctype not in allowed:
@@ -449,17 +452,15 @@ class Api:
         return _json(reviews.review(t.kind, value, user, self.cluster.authorizer,
                                     t.namespace or ""), 201)
 
-    async def bind(self, request: web.Request, t: Target) -> web.Response:
-        """POST pods/NAME/binding: set spec.nodeName once."""
+    async def create_subresource(self, request: web.Request, t: Target) -> web.Response:
+        """POST to a subresource that takes a body of its own (`pods/NAME/binding`), as the
+        kind's row says; answered with a success Status like upstream."""
         ctx = self.context(request, "CreateOptions")
         body = await self._body(request)
-        binding = body[0] if isinstance(body, tuple) else None
-        target = (binding or {}).get("target") or {}
-        node = target.get("name")
-        if not node:
-            raise invalid_error("Binding", "", t.name, [Cause(
-                "target.name", "Required value", "FieldValueRequired")])
-        result = self.registry.bind(t.kind, t.namespace or "", t.name, binding or {}, ctx)
+        value = body[0] if isinstance(body, tuple) else None
+        result = self.registry.create_subresource(t.kind, t.namespace or "", t.name,
+                                                  t.subresource, {} if value is None else value,
+                                                  ctx)
         await self._durable(result)
         return _json({"kind": "Status", "apiVersion": "v1", "metadata": {},
                       "status": "Success", "code": 201}, 201)
@@ -564,15 +565,60 @@ def _arch() -> str:
     return {"x86_64": "amd64", "aarch64": "arm64"}.get(machine, machine)
 
 
-async def health(request: web.Request) -> web.Response:
-    """/healthz, /livez, /readyz."""
-    return web.Response(text="ok")
+Check = tuple[str, bool, str]
+"""One named health check result: (name, ok, reason)."""
+Checks = Callable[[], Iterable[Check]]
 
 
-async def metrics(request: web.Request) -> web.Response:
-    """/metrics: the gates in effect, as upstream's `kubernetes_feature_enabled` gauge."""
-    return web.Response(body=request.app[CLUSTER].gates.metrics_text().encode(),
-                        headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"})
+def health_handlers(extra_checks: Checks | None) -> tuple[Callable[..., Any],
+                                                         Callable[..., Any]]:
+    """Handlers for /livez (the server itself) and /healthz, /readyz (plus `extra_checks`,
+    e.g. the composition root's components), with upstream's `?verbose` and `/<check>`."""
+
+    def checks(request: web.Request, extra: bool) -> list[Check]:
+        found: list[Check] = [("ping", True, "")]
+        if extra and extra_checks is not None:
+            found.extend(extra_checks())
+        return found
+
+    def answer(request: web.Request, extra: bool) -> web.Response:
+        endpoint = request.path.strip("/").split("/")[0]
+        found = checks(request, extra)
+        wanted = request.match_info.get("check")
+        if wanted:
+            found = [c for c in found if c[0] == wanted]
+            if not found:
+                return web.Response(status=404, text="404 page not found\n")
+        failed = [c for c in found if not c[1]]
+        verbose = "verbose" in request.query or failed
+        if not verbose:
+            return web.Response(text="ok")
+        lines = [f"[+]{name} ok" if ok else f"[-]{name} failed: {reason or 'reason withheld'}"
+                 for name, ok, reason in found]
+        lines.append(f"{endpoint} check {'failed' if failed else 'passed'}")
+        return web.Response(status=500 if failed else 200, text="\n".join(lines) + "\n")
+
+    async def live(request: web.Request) -> web.Response:
+        return answer(request, extra=False)
+
+    async def ready(request: web.Request) -> web.Response:
+        return answer(request, extra=True)
+
+    return live, ready
+
+
+def metrics_handler(extra_metrics: Callable[[], str] | None) -> Callable[..., Any]:
+    """/metrics: the gates in effect, as upstream's `kubernetes_feature_enabled` gauge, plus
+    `extra_metrics` (the components' crash counts and readiness)."""
+
+    async def metrics(request: web.Request) -> web.Response:
+        text = request.app[CLUSTER].gates.metrics_text()
+        if extra_metrics is not None:
+            text += extra_metrics()
+        return web.Response(body=text.encode(), headers={
+            "Content-Type": "text/plain; version=0.0.4; charset=utf-8"})
+
+    return metrics
 
 
 def openapi_handlers(cluster: Cluster) -> tuple[Callable[..., Any], Callable[..., Any]]:
@@ -596,12 +642,15 @@ def openapi_handlers(cluster: Cluster) -> tuple[Callable[..., Any], Callable[...
     return index, document
 
 
-def create_app(cluster: Cluster, *, authenticator: authn.Authenticator | None = None
+def create_app(cluster: Cluster, *, authenticator: authn.Authenticator | None = None,
+               checks: Checks | None = None, metrics: Callable[[], str] | None = None
                ) -> web.Application:
     """The aiohttp application serving one cluster.
 
     Every request is authenticated (without an authenticator everyone is the unsecured
-    superuser), may impersonate, and is authorized by RBAC before it is routed.
+    superuser), may impersonate, and is authorized by RBAC before it is routed. `checks`
+    and `metrics` add readiness checks and metric lines from outside the core (the
+    composition root reports its components through them).
     """
     auth = authenticator or authn.Authenticator(fallback=authn.UNSECURED)
 
@@ -610,8 +659,8 @@ def create_app(cluster: Cluster, *, authenticator: authn.Authenticator | None = 
         try:
             user = authz.impersonate(cluster.authorizer, auth.authenticate(request),
                                      request.headers)
-            attrs = authz.request_attributes(user, request.method, request.path, request.query)
-            authz.check(cluster.authorizer, attrs)
+            attrs = authz.authorize_request(cluster.authorizer, user, request.method,
+                                            request.path, request.query)
             request[USER] = user
             request[VERB] = attrs.verb
             return await handler(request)
@@ -634,9 +683,11 @@ def create_app(cluster: Cluster, *, authenticator: authn.Authenticator | None = 
     api = Api(cluster)
     index, document = openapi_handlers(cluster)
     app.router.add_get("/version", version)
-    app.router.add_get("/metrics", metrics)
-    for path in ("/healthz", "/livez", "/readyz"):
-        app.router.add_get(path, health)
+    app.router.add_get("/metrics", metrics_handler(metrics))
+    live, ready = health_handlers(checks)
+    for path, handler in (("/livez", live), ("/healthz", ready), ("/readyz", ready)):
+        app.router.add_get(path, handler)
+        app.router.add_get(path + "/{check}", handler)
     app.router.add_get("/openapi/v3", index)
     app.router.add_get("/openapi/v3/{path:.*}", document)
     # the router tries the routes of a prefix in order: the common one first
@@ -647,7 +698,8 @@ def create_app(cluster: Cluster, *, authenticator: authn.Authenticator | None = 
 
     async def close_watches(app: web.Application) -> None:
         cluster.log.wake_all()
-        for task in list(app[WATCHES]):
+        watches: set[asyncio.Task[Any]] = app[WATCHES]
+        for task in tuple(watches):
             task.cancel()
 
     app.on_shutdown.append(close_watches)

@@ -7,6 +7,7 @@ import functools
 from collections.abc import Mapping
 
 from fakeapi.apply import manager_from_user_agent
+from fakeapi.authn import UserInfo
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,3 +31,8 @@ class RequestContext:
     def manager(self) -> str:
         """The field manager: the explicit one, else derived from the user agent like upstream."""
         return self.field_manager or manager_from_user_agent(self.user_agent) or "unknown"
+
+    @functools.cached_property
+    def requester(self) -> UserInfo:
+        """The caller as the authorizer sees them (for strategies' authorization checks)."""
+        return UserInfo(self.user, uid=self.uid, groups=tuple(self.groups), extra=self.extra)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from fakeapi.errors import Cause, field_required
+from fakeapi.clock import rfc3339
+from fakeapi.errors import Cause, conflict, field_required
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.strategy import Obj, StatusStrategy, Strategy
+from fakeapi.registry.strategy import CreateSubresourceStrategy, Obj, StatusStrategy, Strategy
 
 NAMESPACE_FINALIZER = "kubernetes"
 
@@ -85,6 +86,33 @@ class PodStrategy(Strategy):
             if not c.get("image"):
                 causes.append(field_required(f"spec.containers[{i}].image"))
         return causes
+
+
+class PodBindingStrategy(CreateSubresourceStrategy):
+    """`pods/NAME/binding`: bind once, like upstream's BindingREST (not through the pod's
+    update strategy, so the generation stays; 409 Conflict when already bound)."""
+
+    body_kind = "Binding"
+
+    def validate(self, body: Obj) -> list[Cause]:
+        """Same as upstream: the binding names its target node."""
+        target = body.get("target")
+        if not isinstance(target, dict) or not target.get("name"):
+            return [field_required("target.name")]
+        return []
+
+    def apply(self, current: Obj, body: Obj, ctx: RequestContext) -> Obj:
+        """The pod bound to the target node (the binding's metadata.uid a precondition)."""
+        name = current["metadata"]["name"]
+        pre = (body.get("metadata") or {}).get("uid")
+        if pre and pre != current["metadata"].get("uid"):
+            raise conflict("pods/binding", "", name,
+                           f"Precondition failed: UID in precondition: {pre}, "
+                           f"UID in object meta: {current['metadata'].get('uid')}")
+        try:
+            return assign_pod(current, body, rfc3339(self.env.now()))
+        except ValueError as e:
+            raise conflict("pods/binding", "", name, str(e)) from None
 
 
 def _qos_class(spec: Obj) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-import random
+import builtins
 from collections.abc import Callable
 from typing import Any
 
@@ -31,24 +31,28 @@ from fakeapi.errors import (
     field_invalid,
     forbidden,
     invalid,
+    method_not_allowed,
     not_found,
 )
 from fakeapi.features import FeatureGates
 from fakeapi.kinds import Kind, KindTable
 from fakeapi.log import ADDED, DELETED, MODIFIED, CompactedError, Event
 from fakeapi.patch import apply_patch
-from fakeapi.randomness import RandomSource
+from fakeapi.randomness import RandomBits, RandomSource
+from fakeapi.rbac import Authorizer
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.core import assign_pod
-from fakeapi.registry.strategies import strategy_for, subresource_strategy_for
-from fakeapi.registry.strategy import StrategyEnv
+from fakeapi.registry.strategies import (
+    SubresourceStrategy,
+    strategy_for,
+    subresource_strategies_for,
+)
+from fakeapi.registry.strategy import CreateSubresourceStrategy, StatusStrategy, StrategyEnv
 from fakeapi.schemas import get_schemas
 from fakeapi.store import Store
 from fakeapi.validation.defaults import decode_defaults
 from fakeapi.validation.field import not_supported
 
 Obj = dict[str, Any]
-AdmissionHook = Callable[["Admission"], None]
 APPLY_PATCH = "application/apply-patch+yaml"
 SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
                "generation", "resourceVersion")
@@ -104,48 +108,37 @@ def item_object(item: Event | Obj) -> Obj:
     return item.object if isinstance(item, Event) else item
 
 
-class Admission:
-    """What an admission hook sees: one write about to be committed."""
-
-    __slots__ = ("operation", "kind", "new", "old", "ctx", "subresource")
-
-    def __init__(self, *, operation: str, kind: Kind, new: Obj | None, old: Obj | None,
-                 ctx: RequestContext, subresource: str) -> None:
-        self.operation = operation  # CREATE, UPDATE or DELETE
-        self.kind = kind
-        self.new = new
-        self.old = old
-        self.ctx = ctx
-        self.subresource = subresource
-
-
 class Registry:
-    """CRUD for every served kind over one Store."""
+    """CRUD for every served kind over one Store, each kind through the strategies its row
+    names. Without an authorizer, RBAC over the same store is used (the strategies' checks
+    need one)."""
 
     def __init__(self, *, store: Store, kinds: KindTable, randomness: RandomSource | None = None,
-                 gates: FeatureGates | None = None) -> None:
+                 gates: FeatureGates | None = None,
+                 authorizer: Authorizer | None = None) -> None:
         self.store = store
         self.kinds = kinds
         self.randomness = randomness or RandomSource()
         """Generated names and UIDs: drawn per write from (seed, revision, actor)."""
         self.schemas = get_schemas()
+        self.authorizer = authorizer or Authorizer.for_store(store)
         self.env = StrategyEnv(gates=gates or FeatureGates(), lookup=self._lookup,
-                               now=store.clock.now)
+                               now=store.clock.now, authorizer=self.authorizer)
         self._strategies = {k.resource_id: strategy_for(k, self.env) for k in kinds.kinds}
-        self.admission: list[AdmissionHook] = []
-        """Hooks run after validation, before commit (upstream validating admission)."""
+        self._subresources = {k.resource_id: subresource_strategies_for(k, self.env)
+                              for k in kinds.kinds}
 
     def _lookup(self, resource: str, namespace: str, name: str) -> Obj | None:
         event = self.store.get(resource, namespace, name)
         return event.object if event is not None else None
 
-    def _admit(self, operation: str, kind: Kind, new: Obj | None, old: Obj | None,
-               ctx: RequestContext, subresource: str = "") -> None:
-        if self.admission:
-            review = Admission(operation=operation, kind=kind, new=new, old=old, ctx=ctx,
-                               subresource=subresource)
-            for hook in self.admission:
-                hook(review)
+    def _subresource(self, kind: Kind, subresource: str) -> SubresourceStrategy:
+        """The strategy of a subresource the kind's row lists (404 for any other)."""
+        strategy = self._subresources[kind.resource_id].get(subresource)
+        if strategy is None:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource "
+                           f"({kind.plural}/{subresource})")
+        return strategy
 
     # ----- reads -------------------------------------------------------------------------
 
@@ -212,7 +205,7 @@ class Registry:
         return self._create(kind, namespace, obj, ctx, warnings)
 
     def _create(self, kind: Kind, namespace: str, obj: Obj, ctx: RequestContext,
-                warnings: list[str], *, track_fields: bool = True) -> WriteResult:
+                warnings: builtins.list[str], *, track_fields: bool = True) -> WriteResult:
         meta = obj.setdefault("metadata", {})
         if not isinstance(meta, dict):
             raise bad_request("metadata must be an object")
@@ -234,7 +227,7 @@ class Registry:
                 "FieldValueRequired")])
         causes = self._validate_meta(kind, meta)
         strategy = self._strategies[kind.resource_id]
-        drop_disabled_fields(kind.resource_id, obj, None, self.env.gates)
+        drop_disabled_fields(kind.drop_fields, obj, None, self.env.gates)
         strategy.prepare_for_create(obj, ctx)
         causes += strategy.validate(obj, ctx)
         if causes:
@@ -253,7 +246,7 @@ class Registry:
         if track_fields:
             meta.pop("managedFields", None)
             ssa.record_update(None, obj, manager=ctx.manager, schema=self._schema(kind), now=now)
-        self._admit("CREATE", kind, obj, None, ctx)
+        strategy.admit(obj, None, ctx)
         return self._commit(ADDED, kind, obj, ctx, created=True, warnings=warnings)
 
     def update(self, kind: Kind, namespace: str, name: str, body: Any, ctx: RequestContext,
@@ -294,7 +287,6 @@ class Registry:
                            f"{pre['resourceVersion']}, ResourceVersion in object meta: "
                            f"{obj['metadata']['resourceVersion']}")
         gc_finalizer = PROPAGATION_FINALIZERS[_propagation(name, options)]
-        self._admit("DELETE", kind, None, obj, ctx)
         strategy = self._strategies[kind.resource_id]
         replacement = strategy.on_delete(obj)
         if replacement is not None or obj["metadata"].get("finalizers") or gc_finalizer:
@@ -313,27 +305,26 @@ class Registry:
             return self._commit(MODIFIED, kind, new, ctx)
         return self._commit(DELETED, kind, json_copy(obj), ctx)
 
-    def bind(self, kind: Kind, namespace: str, name: str, binding: Obj,
-             ctx: RequestContext) -> WriteResult:
-        """pods/NAME/binding: bind once, like upstream's BindingREST (not through the pod's
-        update strategy, so the generation stays; 409 Conflict when already bound)."""
+    def create_subresource(self, kind: Kind, namespace: str, name: str, subresource: str,
+                           body: Any, ctx: RequestContext) -> WriteResult:
+        """POST to a subresource that takes a body of its own (`pods/NAME/binding`): the
+        subresource's strategy validates the body and changes the stored object (405 for a
+        subresource that isn't written that way)."""
+        strategy = self._subresource(kind, subresource)
+        if not isinstance(strategy, CreateSubresourceStrategy):
+            raise method_not_allowed()
+        if not isinstance(body, dict):
+            raise bad_request(f"{strategy.body_kind} must be an object")
+        causes = strategy.validate(body)
+        if causes:
+            raise invalid(strategy.body_kind, "", name, causes)
         current = self.get(kind, namespace, name)
-        pre = (binding.get("metadata") or {}).get("uid")
-        if pre and pre != current.object["metadata"].get("uid"):
-            raise conflict("pods/binding", "", name,
-                           f"Precondition failed: UID in precondition: {pre}, "
-                           f"UID in object meta: {current.object['metadata'].get('uid')}")
-        try:
-            pod = assign_pod(json_copy(current.object), binding,
-                             rfc3339(self.store.clock.now()))
-        except ValueError as e:
-            raise conflict("pods/binding", "", name, str(e)) from None
-        self._admit("UPDATE", kind, pod, current.object, ctx, "binding")
-        return self._commit(MODIFIED, kind, pod, ctx)
+        return self._commit(MODIFIED, kind, strategy.apply(json_copy(current.object), body, ctx),
+                            ctx)
 
     def delete_collection(self, kind: Kind, namespace: str | None, ctx: RequestContext, *,
                           predicate: Callable[[Obj], bool] | None = None,
-                          options: Obj | None = None) -> list[WriteResult]:
+                          options: Obj | None = None) -> builtins.list[WriteResult]:
         """DELETE on a collection: delete every matching object."""
         page = self.list(kind, namespace, predicate=predicate)
         results = []
@@ -350,7 +341,7 @@ class Registry:
     # ----- internals ---------------------------------------------------------------------
 
     def _update(self, kind: Kind, namespace: str, name: str, obj: Obj, ctx: RequestContext,
-                subresource: str, warnings: list[str], *, track_fields: bool = True
+                subresource: str, warnings: builtins.list[str], *, track_fields: bool = True
                 ) -> WriteResult:
         meta = obj.get("metadata")
         if not isinstance(meta, dict):
@@ -365,18 +356,23 @@ class Registry:
         rv = meta.get("resourceVersion")
         if rv and rv != old_meta["resourceVersion"]:
             raise conflict(kind.plural, kind.group, name)
-        drop_disabled_fields(kind.resource_id, obj, old, self.env.gates, subresource)
+        drop_disabled_fields(kind.drop_fields, obj, old, self.env.gates, subresource)
         strategy = self._strategies[kind.resource_id]
         if subresource:
-            sub = subresource_strategy_for(kind, subresource, self.env)
+            sub = self._subresource(kind, subresource)
+            if not isinstance(sub, StatusStrategy):
+                raise method_not_allowed()
             sub.prepare_for_update(obj, old, ctx)
             causes = sub.validate_update(obj, old, ctx)
+            if causes:
+                raise invalid(kind.kind, kind.group, name, causes)
+            sub.admit(obj, old, ctx)
         else:
             strategy.prepare_for_update(obj, old, ctx)
             causes = self._validate_meta(kind, meta) + strategy.validate_update(obj, old, ctx)
-        if causes:
-            raise invalid(kind.kind, kind.group, name, causes)
-        self._admit("UPDATE", kind, obj, old, ctx, subresource)
+            if causes:
+                raise invalid(kind.kind, kind.group, name, causes)
+            strategy.admit(obj, old, ctx)
         meta = obj["metadata"]
         for f in SERVER_META:
             if f in old_meta:
@@ -434,7 +430,7 @@ class Registry:
                             track_fields=False)
 
     def _commit(self, type: str, kind: Kind, obj: Obj, ctx: RequestContext, *,
-                created: bool = False, warnings: list[str] | None = None) -> WriteResult:
+                created: bool = False, warnings: builtins.list[str] | None = None) -> WriteResult:
         if ctx.dry_run:
             return WriteResult(event=None, object=obj, created=created, warnings=warnings,
                                type=type)
@@ -442,7 +438,8 @@ class Registry:
         return WriteResult(event=event, object=event.object, created=created, warnings=warnings,
                            type=type)
 
-    def _decode_object(self, kind: Kind, body: Any, ctx: RequestContext) -> tuple[Obj, list[str]]:
+    def _decode_object(self, kind: Kind, body: Any, ctx: RequestContext
+                       ) -> tuple[Obj, builtins.list[str]]:
         duplicates: list[str] = []
         if isinstance(body, tuple):
             body, duplicates = body
@@ -454,7 +451,7 @@ class Registry:
         return obj, warnings
 
     def _check_fields(self, kind: Kind, obj: Obj, mode: str,
-                      duplicates: list[str]) -> tuple[Obj, list[str]]:
+                      duplicates: builtins.list[str]) -> tuple[Obj, builtins.list[str]]:
         schema = self._schema(kind)
         if schema is None:
             return obj, structural.check_duplicates(duplicates, mode, kind=kind.kind,
@@ -488,7 +485,7 @@ class Registry:
                             causes=[Cause("metadata.namespace", f"namespace {namespace} is "
                                           "being terminated", "NamespaceTerminating")])
 
-    def _validate_meta(self, kind: Kind, meta: Obj) -> list[Cause]:
+    def _validate_meta(self, kind: Kind, meta: Obj) -> builtins.list[Cause]:
         causes = names.metadata_name_causes(kind.resource_id, meta.get("name"),
                                             meta.get("generateName"))
         labels = meta.get("labels") or {}
@@ -502,7 +499,7 @@ class Registry:
         return causes
 
     def _generated_name(self, kind: Kind, namespace: str, prefix: str,
-                        rng: random.Random) -> str:
+                        rng: RandomBits) -> str:
         for _ in range(8):
             name = names.generate_name(prefix, rng)
             if self.store.get(kind.resource_id, namespace, name) is None:
@@ -535,7 +532,7 @@ _UUID4_KEEP = ~((0xC000 << 48) | (0xF000 << 64)) & ((1 << 128) - 1)
 _UUID4_SET = (0x8000 << 48) | (4 << 76)
 
 
-def uuid4(rng: random.Random) -> str:
+def uuid4(rng: RandomBits) -> str:
     """`str(uuid.UUID(int=rng.getrandbits(128), version=4))`, without building the object."""
     h = f"{rng.getrandbits(128) & _UUID4_KEEP | _UUID4_SET:032x}"
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"

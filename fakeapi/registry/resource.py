@@ -6,9 +6,10 @@ functions of `fakeapi.validation.resource`. Feature-gate field dropping is not d
 
 from __future__ import annotations
 
-from fakeapi import names
+from fakeapi import authz, names
 from fakeapi.clock import rfc3339
 from fakeapi.errors import Cause
+from fakeapi.errors import invalid as invalid_error
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.strategy import Obj, SpecStrategy, StatusStrategy
 from fakeapi.validation import resource as rules
@@ -102,6 +103,17 @@ class ResourceClaimStatusStrategy(_ResourceStatusStrategy):
             new.get("status") or {}, old.get("status") or {},
             new["metadata"].get("namespace", ""), self.env.lookup)
         return causes + rules.validate_claim_status_update(new, old)
+
+    def admit(self, new: Obj, old: Obj, ctx: RequestContext) -> None:
+        """Same as upstream's granular status authorization (behind its gate): allocation,
+        reservedFor and per-driver device status need extra permissions (422 when missing)."""
+        if not self.enabled(authz.GRANULAR_GATE):
+            return
+        causes = authz.claim_status_causes(self.env.authorizer, ctx.requester,
+                                           ctx.verb or "update", self.kind, new, old)
+        if causes:
+            raise invalid_error(self.kind.kind, self.kind.group, new["metadata"].get("name", ""),
+                                causes)
 
 
 # ----- ResourceClaimTemplate -----------------------------------------------------------------

@@ -1,14 +1,22 @@
-"""Which strategy each kind uses (the default one unless a kind has its own rules)."""
+"""The strategy classes that kind rows name (`Kind.strategy`, `Kind.subresources`), by name.
+
+The rows live below the registry (`fakeapi.kinds`), so they name their strategies; this is
+the one place the names resolve. A kind with its own rules adds its class to a tuple here.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from fakeapi.kinds import Kind
 from fakeapi.registry.core import (
     NamespaceFinalizeStrategy,
     NamespaceStrategy,
     NodeStrategy,
+    PodBindingStrategy,
     PodStrategy,
 )
+from fakeapi.registry.rbac import RoleBindingStrategy, RoleStrategy
 from fakeapi.registry.resource import (
     DeviceClassStrategy,
     DeviceTaintRuleStatusStrategy,
@@ -21,36 +29,36 @@ from fakeapi.registry.resource import (
     ResourceSliceStrategy,
 )
 from fakeapi.registry.scheduling import PodGroupStatusStrategy, PodGroupStrategy, WorkloadStrategy
-from fakeapi.registry.strategy import StatusStrategy, Strategy, StrategyEnv
+from fakeapi.registry.strategy import (
+    CreateSubresourceStrategy,
+    StatusStrategy,
+    Strategy,
+    StrategyEnv,
+)
 
-_MAIN: dict[str, type[Strategy]] = {
-    "namespaces": NamespaceStrategy,
-    "nodes": NodeStrategy,
-    "pods": PodStrategy,
-    "deviceclasses.resource.k8s.io": DeviceClassStrategy,
-    "resourceclaims.resource.k8s.io": ResourceClaimStrategy,
-    "resourceclaimtemplates.resource.k8s.io": ResourceClaimTemplateStrategy,
-    "resourceslices.resource.k8s.io": ResourceSliceStrategy,
-    "devicetaintrules.resource.k8s.io": DeviceTaintRuleStrategy,
-    "resourcepoolstatusrequests.resource.k8s.io": ResourcePoolStatusRequestStrategy,
-    "podgroups.scheduling.k8s.io": PodGroupStrategy,
-    "workloads.scheduling.k8s.io": WorkloadStrategy,
-}
-_SUB: dict[tuple[str, str], type[StatusStrategy]] = {
-    ("namespaces", "finalize"): NamespaceFinalizeStrategy,
-    ("resourceclaims.resource.k8s.io", "status"): ResourceClaimStatusStrategy,
-    ("devicetaintrules.resource.k8s.io", "status"): DeviceTaintRuleStatusStrategy,
-    ("resourcepoolstatusrequests.resource.k8s.io", "status"):
-        ResourcePoolStatusRequestStatusStrategy,
-    ("podgroups.scheduling.k8s.io", "status"): PodGroupStatusStrategy,
-}
+SubresourceStrategy = StatusStrategy | CreateSubresourceStrategy
+
+STRATEGIES: Mapping[str, type[Strategy]] = {cls.__name__: cls for cls in (
+    Strategy, NamespaceStrategy, NodeStrategy, PodStrategy, DeviceClassStrategy,
+    ResourceClaimStrategy, ResourceClaimTemplateStrategy, ResourceSliceStrategy,
+    DeviceTaintRuleStrategy, ResourcePoolStatusRequestStrategy, PodGroupStrategy,
+    WorkloadStrategy, RoleStrategy, RoleBindingStrategy)}
+"""Object strategies by class name."""
+
+SUBRESOURCE_STRATEGIES: Mapping[str, type[StatusStrategy] | type[CreateSubresourceStrategy]] = {
+    cls.__name__: cls for cls in (
+        StatusStrategy, NamespaceFinalizeStrategy, ResourceClaimStatusStrategy,
+        DeviceTaintRuleStatusStrategy, ResourcePoolStatusRequestStatusStrategy,
+        PodGroupStatusStrategy, PodBindingStrategy)}
+"""Subresource strategies by class name: `/status`-like updates and POSTed bodies."""
 
 
 def strategy_for(kind: Kind, env: StrategyEnv) -> Strategy:
-    """The main-resource strategy of a kind."""
-    return _MAIN.get(kind.resource_id, Strategy)(kind, env)
+    """The object strategy the kind's row names (KeyError for a name that isn't here)."""
+    return STRATEGIES[kind.strategy](kind, env)
 
 
-def subresource_strategy_for(kind: Kind, subresource: str, env: StrategyEnv) -> StatusStrategy:
-    """The strategy of a writable subresource (`status`, `finalize`)."""
-    return _SUB.get((kind.resource_id, subresource), StatusStrategy)(kind, env)
+def subresource_strategies_for(kind: Kind, env: StrategyEnv) -> dict[str, SubresourceStrategy]:
+    """The strategy of each subresource the kind's row lists."""
+    return {name: SUBRESOURCE_STRATEGIES[cls](kind, env)
+            for name, cls in kind.subresources.items()}

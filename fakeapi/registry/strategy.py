@@ -2,6 +2,9 @@
 
 The generic store (`fakeapi.registry.generic`) runs them in upstream's order. A strategy
 holds only the rules of its kind; CRUD, concurrency and metadata live in the generic store.
+Each kind row names its strategies (`fakeapi.kinds`); checks that need the authorizer
+(granular claim status, RBAC escalation) live in their kind's strategy too, so every write
+path of any Registry runs them.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 from fakeapi.errors import Cause
 from fakeapi.features import FeatureGates
 from fakeapi.kinds import Kind
+from fakeapi.rbac import Authorizer
 from fakeapi.registry.context import RequestContext
 from fakeapi.validation import meta as meta_rules
 
@@ -22,13 +26,16 @@ Obj = dict[str, Any]
 
 @dataclasses.dataclass(frozen=True)
 class StrategyEnv:
-    """What strategies may read besides the objects: other stored objects and the gates."""
+    """What strategies may read besides the objects: other stored objects, the gates, the
+    clock and the authorizer."""
 
     gates: FeatureGates
     lookup: Callable[[str, str, str], Obj | None]
     """`lookup(resource_id, namespace, name)`: a stored object (e.g. the namespace), or None."""
     now: Callable[[], dt.datetime]
     """The injected clock's current time (defaulted timestamps)."""
+    authorizer: Authorizer
+    """RBAC over the same store, for checks on what the writer may do."""
 
 
 class Strategy:
@@ -55,6 +62,10 @@ class Strategy:
     def validate_update(self, new: Obj, old: Obj, ctx: RequestContext) -> list[Cause]:
         """Kind-specific validation of an update (immutability rules live here)."""
         return self.validate(new, ctx)
+
+    def admit(self, new: Obj, old: Obj | None, ctx: RequestContext) -> None:
+        """Checks of the writer against the authorizer, after validation and before commit
+        (`old` is None on create); raise the ApiError to refuse."""
 
     def on_delete(self, obj: Obj) -> Obj | None:
         """Return a replacement object to store instead of deleting (e.g. Terminating)."""
@@ -106,6 +117,30 @@ class StatusStrategy:
     def validate_update(self, new: Obj, old: Obj, ctx: RequestContext) -> list[Cause]:
         """Kind-specific status validation."""
         return []
+
+    def admit(self, new: Obj, old: Obj, ctx: RequestContext) -> None:
+        """Checks of the writer against the authorizer, after validation and before commit;
+        raise the ApiError to refuse."""
+
+
+class CreateSubresourceStrategy:
+    """Hooks for a subresource written with POST whose body is a kind of its own
+    (`pods/NAME/binding` takes a Binding); the stored object changes as `apply` says."""
+
+    body_kind = ""
+    """The kind of the body (its 422s name it)."""
+
+    def __init__(self, kind: Kind, env: StrategyEnv) -> None:
+        self.kind = kind
+        self.env = env
+
+    def validate(self, body: Obj) -> list[Cause]:
+        """Rules of the body, checked before the stored object is read."""
+        return []
+
+    def apply(self, current: Obj, body: Obj, ctx: RequestContext) -> Obj:
+        """The object to store: `current` (a copy the strategy owns) changed by the body."""
+        raise NotImplementedError
 
 
 def _copy_field(new: Obj, old: Obj, field: str) -> None:

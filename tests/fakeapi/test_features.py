@@ -10,7 +10,7 @@ import pytest
 from fakeapi import dropfields
 from fakeapi.clock import RealClock
 from fakeapi.cluster import Cluster, ClusterConfig
-from fakeapi.dropfields import RULES, drop_disabled_fields
+from fakeapi.dropfields import drop_disabled_fields
 from fakeapi.features import (
     GATES,
     FeatureGateError,
@@ -18,7 +18,7 @@ from fakeapi.features import (
     Stage,
     parse_feature_gates,
 )
-from fakeapi.kinds import served_kinds
+from fakeapi.kinds import KINDS, served_kinds
 from fakeapi.log import EventLog
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import Registry
@@ -363,10 +363,17 @@ DROPS = [
      "status.ephemeralContainerStatuses.0.allocatedResourcesStatus", [{"name": "claim:c/gpu"}],
      False),
 ]
-RESOURCES = {"claims": dropfields.CLAIMS, "templates": dropfields.TEMPLATES,
-             "slices": dropfields.SLICES, "classes": dropfields.CLASSES,
-             "rpsr": dropfields.POOL_STATUS, "podgroups": dropfields.POD_GROUPS,
-             "workloads": dropfields.WORKLOADS, "pods": dropfields.PODS}
+RESOURCES = {"claims": "resourceclaims.resource.k8s.io",
+             "templates": "resourceclaimtemplates.resource.k8s.io",
+             "slices": "resourceslices.resource.k8s.io",
+             "classes": "deviceclasses.resource.k8s.io",
+             "rpsr": "resourcepoolstatusrequests.resource.k8s.io",
+             "podgroups": "podgroups.scheduling.k8s.io",
+             "workloads": "workloads.scheduling.k8s.io", "pods": "pods"}
+"""The test data's short names of the kinds whose rows drop fields."""
+DROP_RULES = {k.resource_id: k.drop_fields for k in KINDS}
+"""Each kind row's drop rules (what the registry applies)."""
+KIND_RULES = [(rid, rule) for rid, rules in DROP_RULES.items() for rule in rules]
 # A template carries a claim spec one level down: every claim spec case holds for it too.
 DROPS += [(f"template-{case[0]}", "templates", "", case[3],
            case[4].replace("spec.", "spec.spec.", 1), *case[5:])
@@ -414,28 +421,28 @@ def _gates(names: list[str], on: bool) -> FeatureGates:
                          [d[1:] for d in DROPS], ids=[d[0] for d in DROPS])
 def test_dropped_fields(resource: str, sub: str, off: list[str], path: str, value: Any,
                         ratchets: bool) -> None:
-    rid = RESOURCES[resource]
+    rules = DROP_RULES[RESOURCES[resource]]
     # create (old is None): dropped while off, kept while on
     new = _build(path, value)
-    assert drop_disabled_fields(rid, new, None, _gates(off, False), sub)
+    assert drop_disabled_fields(rules, new, None, _gates(off, False), sub)
     assert _get(new, path) is None
     assert new["metadata"] == {"name": "x"}
     kept = _build(path, value)
-    assert drop_disabled_fields(rid, kept, None, _gates(off, True), sub) == []
+    assert drop_disabled_fields(rules, kept, None, _gates(off, True), sub) == []
     assert _get(kept, path) == value
     # update: kept when the stored object already uses the feature (unless upstream drops
     # unconditionally), dropped when it does not
     old = _build(path, value)
     new = _build(path, value)
-    drop_disabled_fields(rid, new, old, _gates(off, False), sub)
+    drop_disabled_fields(rules, new, old, _gates(off, False), sub)
     assert (_get(new, path) == value) is ratchets
     assert old == _build(path, value)
     new = _build(path, value)
-    drop_disabled_fields(rid, new, {"metadata": {"name": "x"}}, _gates(off, False), sub)
+    drop_disabled_fields(rules, new, {"metadata": {"name": "x"}}, _gates(off, False), sub)
     assert _get(new, path) is None
     # the other half of a write leaves the field alone (spec on /status and the reverse)
     other = _build(path, value)
-    drop_disabled_fields(rid, other, None, _gates(off, False), "" if sub else "status")
+    drop_disabled_fields(rules, other, None, _gates(off, False), "" if sub else "status")
     assert _get(other, path) == value
 
 
@@ -450,10 +457,11 @@ def _matches(pattern: str, path: str) -> bool:
     return match(pattern.split("."), _segments(path))
 
 
-@pytest.mark.parametrize("rule", RULES, ids=lambda r: f"{r.resource}:{r.part}:{r.gates[0]}")
-def test_every_rule_field_has_a_case(rule: dropfields.Rule) -> None:
+@pytest.mark.parametrize(("resource", "rule"), KIND_RULES,
+                         ids=[f"{rid}:{r.part}:{r.gates[0]}" for rid, r in KIND_RULES])
+def test_every_rule_field_has_a_case(resource: str, rule: dropfields.Rule) -> None:
     for pattern in rule.fields:
-        assert any(RESOURCES[d[1]] == rule.resource and (d[2] or "spec") == rule.part
+        assert any(RESOURCES[d[1]] == resource and (d[2] or "spec") == rule.part
                    and set(d[3]) & set(rule.gates) and _matches(pattern, d[4])
                    for d in DROPS), pattern
 
@@ -463,7 +471,7 @@ def test_admin_access_in_spec_keeps_it_in_the_allocation() -> None:
     old = _build("spec.devices.requests.0.exactly.adminAccess", True)
     new = copy.deepcopy(old)
     new["status"] = {"allocation": {"devices": {"results": [{"adminAccess": True}]}}}
-    drop_disabled_fields(dropfields.CLAIMS, new, old, _gates(["DRAAdminAccess"], False),
+    drop_disabled_fields(dropfields.RESOURCE_CLAIM, new, old, _gates(["DRAAdminAccess"], False),
                          "status")
     assert new["status"]["allocation"]["devices"]["results"][0] == {"adminAccess": True}
 
@@ -473,7 +481,7 @@ def test_list_values_go_under_qualified_attribute_names() -> None:
         "dra.example.com/supported-models": {"strings": ["model-a", "model-b"]},
         "dra.example.com/numa": {"int": 0}}}
     slice_ = {"spec": {"devices": [device]}}
-    drop_disabled_fields(dropfields.SLICES, slice_, None, FeatureGates())
+    drop_disabled_fields(dropfields.RESOURCE_SLICE, slice_, None, FeatureGates())
     assert device["attributes"] == {"dra.example.com/supported-models": {},
                                     "dra.example.com/numa": {"int": 0}}
 
@@ -481,7 +489,7 @@ def test_list_values_go_under_qualified_attribute_names() -> None:
 def test_only_the_disabled_gate_fields_go() -> None:
     claim = _build("spec.devices.requests.0.exactly.adminAccess", True)
     claim["spec"]["devices"]["requests"][0]["exactly"]["derivedAttributes"] = [{"name": "a/b"}]
-    dropped = drop_disabled_fields(dropfields.CLAIMS, claim, None, FeatureGates())
+    dropped = drop_disabled_fields(dropfields.RESOURCE_CLAIM, claim, None, FeatureGates())
     assert dropped == ["spec.devices.requests.*.exactly.derivedAttributes"]
     assert claim["spec"]["devices"]["requests"][0]["exactly"] == {"adminAccess": True}
 

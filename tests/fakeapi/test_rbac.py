@@ -14,17 +14,20 @@ from fakeapi.authn import NODE_NAME_KEY, UserInfo, service_account
 from fakeapi.clock import RealClock
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.errors import ApiError
+from fakeapi.features import FeatureGates
 from fakeapi.kinds import KindTable, served_kinds
 from fakeapi.log import ADDED, DELETED, MODIFIED, EventLog
 from fakeapi.rbac import Attributes, Authorizer, Policy, Rule
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.generic import Admission
+from fakeapi.registry.strategies import strategy_for, subresource_strategies_for
+from fakeapi.registry.strategy import StrategyEnv
 from fakeapi.server import create_app
 from fakeapi.store import Store
 
 Obj = dict[str, Any]
 ALICE = UserInfo("alice", groups=("dev", "system:authenticated"))
 RC = "resource.k8s.io"
+CLAIMS = "resourceclaims.resource.k8s.io"
 
 
 def attrs(verb: str = "get", resource: str = "pods", *, group: str = "", ns: str = "",
@@ -609,12 +612,21 @@ def test_uncovered(owner: list[Obj], servant: list[Obj], missing: list[str]) -> 
     assert [rbac.compact_string(r) for r in got] == missing
 
 
-def _review(op: str, kind_id: str, new: Obj | None, old: Obj | None, who: UserInfo,
-            sub: str = "", verb: str = "update") -> Admission:
+def _admit(authorizer: Authorizer, kind_id: str, new: Obj, old: Obj | None, who: UserInfo,
+           sub: str = "", verb: str = "update", gates: FeatureGates | None = None) -> None:
+    """Run the admission checks of the strategy the kind's row names (its subresource's for
+    `sub`), as every write path of the registry does."""
     kind = served_kinds().by_id(kind_id)
     assert kind is not None
+    env = StrategyEnv(gates=gates or FeatureGates(), lookup=lambda *_: None,
+                      now=RealClock().now, authorizer=authorizer)
     ctx = RequestContext(user=who.name, groups=who.groups, extra=who.extra, verb=verb)
-    return Admission(operation=op, kind=kind, new=new, old=old, ctx=ctx, subresource=sub)
+    if sub:
+        subresource = subresource_strategies_for(kind, env)[sub]
+        assert old is not None and hasattr(subresource, "admit")
+        subresource.admit(new, old, ctx)
+    else:
+        strategy_for(kind, env).admit(new, old, ctx)
 
 
 ESC_AUTHORIZER = Authorizer(lambda: Policy(
@@ -662,20 +674,17 @@ ESCALATIONS = [
 @pytest.mark.parametrize(("kind_id", "new", "old", "message"), [e[1:] for e in ESCALATIONS],
                          ids=[e[0] for e in ESCALATIONS])
 def test_escalation(kind_id: str, new: Obj, old: Obj | None, message: str | None) -> None:
-    hook = authz.rbac_escalation_admission(ESC_AUTHORIZER)
-    review = _review("UPDATE" if old else "CREATE", kind_id, new, old, ALICE)
     if message is None:
-        hook(review)
+        _admit(ESC_AUTHORIZER, kind_id, new, old, ALICE)
         return
     with pytest.raises(ApiError) as e:
-        hook(review)
+        _admit(ESC_AUTHORIZER, kind_id, new, old, ALICE)
     assert (e.value.code, e.value.message) == (403, message)
 
 
 def test_masters_may_escalate() -> None:
-    hook = authz.rbac_escalation_admission(ESC_AUTHORIZER)
-    hook(_review("CREATE", rbac.CLUSTER_ROLES, role("r", [rbac.rule(("*",), ("*",), ("*",))]),
-                 None, UserInfo("root", groups=("system:masters",))))
+    _admit(ESC_AUTHORIZER, rbac.CLUSTER_ROLES, role("r", [rbac.rule(("*",), ("*",), ("*",))]),
+           None, UserInfo("root", groups=("system:masters",)))
 
 
 # --- synthetic claim-status permissions -------------------------------------------------
@@ -732,15 +741,6 @@ def test_modified_drivers(new: list[Obj], old: list[Obj], drivers: list[str]) ->
 ])
 def test_associated_with_node(who: UserInfo, node: str, associated: bool) -> None:
     assert authz.associated_with_node(who, node) is associated
-
-
-class Gates:
-    def __init__(self, on: bool = True) -> None:
-        self.on = on
-
-    def enabled(self, name: str) -> bool:
-        assert name == authz.GRANULAR_GATE
-        return self.on
 
 
 CLAIM_POLICY = Authorizer(lambda: Policy(
@@ -826,13 +826,14 @@ CLAIM_CASES = [
                          ids=[c[0] for c in CLAIM_CASES])
 def test_claim_status_permissions(who: UserInfo, verb: str, new: Obj, old: Obj,
                                   causes: list[tuple[str, str]]) -> None:
-    hook = authz.claim_status_admission(CLAIM_POLICY, Gates())
-    review = _review("UPDATE", authz.CLAIMS, claim(**new), claim(**old), who, "status", verb)
+    def admit() -> None:
+        _admit(CLAIM_POLICY, CLAIMS, claim(**new), claim(**old), who, "status", verb)
+
     if not causes:
-        hook(review)
+        admit()
         return
     with pytest.raises(ApiError) as e:
-        hook(review)
+        admit()
     assert e.value.code == 422 and e.value.reason == "Invalid"
     assert [(c.field, c.message) for c in e.value.causes] == causes
     assert e.value.message.startswith('ResourceClaim.resource.k8s.io "c" is invalid: ')
@@ -842,8 +843,9 @@ def test_claim_status_permissions(who: UserInfo, verb: str, new: Obj, old: Obj,
                                                  ("UPDATE", "status", False)])
 def test_claim_status_permissions_apply_to_status_updates_with_the_gate(
         op: str, sub: str, gate: bool) -> None:
-    hook = authz.claim_status_admission(CLAIM_POLICY, Gates(gate))
-    hook(_review(op, authz.CLAIMS, claim(allocation=ALLOC), claim(), ALICE, sub))
+    gates = FeatureGates({authz.GRANULAR_GATE: gate}, check=False)
+    _admit(CLAIM_POLICY, CLAIMS, claim(allocation=ALLOC), claim() if op == "UPDATE" else None,
+           ALICE, sub, gates=gates)
 
 
 # --- reviews ----------------------------------------------------------------------------

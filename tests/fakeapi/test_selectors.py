@@ -7,9 +7,12 @@ from typing import Any
 import pytest
 
 from fakeapi.errors import ApiError
+from fakeapi.kinds import KINDS
 from fakeapi.selectors import parse_field_selector, parse_label_selector
 from tests.conftest import KEY_NAME_MSG, VALUE_MSG
 
+FIELDS = {k.resource_id: k.field_selectors for k in KINDS}
+"""Each kind row's field-selector rules."""
 LABELS = {"app": "web", "tier": "front", "env": "", "gpu.example.com/count": "4"}
 
 # (selector, labels, expected match)
@@ -216,7 +219,7 @@ FIELD_MATCHES: list[tuple[str, str, dict[str, Any], bool]] = [
 @pytest.mark.parametrize(("text", "resource_id", "obj", "want"), FIELD_MATCHES)
 def test_field_selector_matches(text: str, resource_id: str, obj: dict[str, Any],
                                 want: bool) -> None:
-    assert parse_field_selector(text, resource_id).matches(obj) is want
+    assert parse_field_selector(text, FIELDS[resource_id]).matches(obj) is want
 
 
 @pytest.mark.parametrize(("text", "canonical", "exact_field", "exact"), [
@@ -228,7 +231,7 @@ def test_field_selector_matches(text: str, resource_id: str, obj: dict[str, Any]
 ])
 def test_field_selector_shape(text: str, canonical: str, exact_field: str,
                               exact: str | None) -> None:
-    sel = parse_field_selector(text, "pods")
+    sel = parse_field_selector(text, FIELDS["pods"])
     assert str(sel) == canonical
     assert sel.empty is (text == "")
     assert sel.exact(exact_field) == exact
@@ -262,12 +265,12 @@ BAD_FIELD_SELECTORS = [
 @pytest.mark.parametrize(("text", "resource_id", "message"), BAD_FIELD_SELECTORS)
 def test_bad_field_selector(text: str, resource_id: str, message: str) -> None:
     with pytest.raises(ApiError) as err:
-        parse_field_selector(text, resource_id)
+        parse_field_selector(text, FIELDS[resource_id])
     assert (err.value.code, err.value.reason) == (400, "BadRequest")
     assert err.value.message == message
 
 
 def test_parse_errors_come_before_label_errors() -> None:
     with pytest.raises(ApiError) as err:
-        parse_field_selector("a.b=1,zzz", "pods")
+        parse_field_selector("a.b=1,zzz", FIELDS["pods"])
     assert err.value.message == "invalid selector: 'a.b=1,zzz'; can't understand 'zzz'"

@@ -1,0 +1,167 @@
+"""The kind table is the single source of per-kind facts: every row names a strategy, a status
+(or other subresource) strategy, table columns, field selectors, drop rules and subresources
+that exist and fit together, and a Registry built on its own applies every rule of a row."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from fakeapi import discovery, dropfields
+from fakeapi.clock import RealClock
+from fakeapi.columns import DEFAULT_SPEC
+from fakeapi.errors import ApiError
+from fakeapi.features import GATES, FeatureGates
+from fakeapi.kinds import KINDS, Kind, KindTable
+from fakeapi.log import EventLog
+from fakeapi.registry.context import RequestContext
+from fakeapi.registry.generic import Registry
+from fakeapi.registry.strategies import STRATEGIES, SUBRESOURCE_STRATEGIES
+from fakeapi.registry.strategy import CreateSubresourceStrategy, StatusStrategy
+from fakeapi.schemas import get_schemas
+from fakeapi.selectors import DEFAULT_FIELDS, parse_field_selector
+from fakeapi.store import Store
+
+STORED = [k for k in KINDS if "get" in k.verbs]
+"""Rows of objects that are stored and read back (create-only reviews are not)."""
+IDS = [k.resource_id for k in KINDS]
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=IDS)
+def test_every_row_names_strategies_that_exist(kind: Kind) -> None:
+    assert kind.strategy in STRATEGIES
+    for name, strategy in kind.subresources.items():
+        assert strategy in SUBRESOURCE_STRATEGIES, (name, strategy)
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=IDS)
+def test_subresource_strategies_fit_how_discovery_serves_them(kind: Kind) -> None:
+    for name, strategy in kind.subresources.items():
+        assert name in discovery.SUBRESOURCES, name  # no silent "like status" fallback
+        verbs = discovery.SUBRESOURCES[name].verbs
+        cls = SUBRESOURCE_STRATEGIES[strategy]
+        if issubclass(cls, CreateSubresourceStrategy):
+            assert verbs == ("create",) and cls.body_kind, name
+        else:
+            assert issubclass(cls, StatusStrategy) and "update" in verbs, name
+
+
+def test_every_strategy_is_named_by_a_row() -> None:
+    used = {k.strategy for k in KINDS}
+    used_sub = {s for k in KINDS for s in k.subresources.values()}
+    assert set(STRATEGIES) - used == set()
+    assert set(SUBRESOURCE_STRATEGIES) - used_sub - {"StatusStrategy"} == set()
+
+
+@pytest.mark.parametrize("kind", STORED, ids=[k.resource_id for k in STORED])
+def test_every_stored_row_has_columns_and_a_schema(kind: Kind) -> None:
+    assert kind.columns is not DEFAULT_SPEC
+    schema = get_schemas().for_gvk(kind.group, kind.version, kind.kind)
+    assert schema is not None
+    if "status" in kind.subresources:
+        assert "status" in (schema.get("properties") or {})
+
+
+@pytest.mark.parametrize("kind", STORED, ids=[k.resource_id for k in STORED])
+def test_every_row_selects_by_name_and_namespace(kind: Kind) -> None:
+    obj = {"metadata": {"name": "a", "namespace": "ns" if kind.namespaced else ""}}
+    rules = kind.field_selectors
+    assert parse_field_selector("metadata.name=a", rules).matches(obj)
+    assert not parse_field_selector("metadata.name=b", rules).matches(obj)
+    if kind.namespaced or rules is DEFAULT_FIELDS:
+        assert parse_field_selector("metadata.namespace=ns", rules).matches(obj) is (
+            kind.namespaced)
+    else:  # upstream's core cluster-scoped kinds refuse the label
+        with pytest.raises(ApiError) as e:
+            parse_field_selector("metadata.namespace=ns", rules)
+        assert e.value.code == 400
+
+
+@pytest.mark.parametrize("kind", [k for k in KINDS if k.drop_fields],
+                         ids=[k.resource_id for k in KINDS if k.drop_fields])
+def test_drop_rules_name_known_gates_and_a_part_the_row_writes(kind: Kind) -> None:
+    for rule in kind.drop_fields:
+        assert set(rule.gates) <= set(GATES), rule
+        assert rule.part in ("spec", "status"), rule
+        if rule.part == "status":
+            assert "status" in kind.subresources, rule
+        assert rule.fields and all(f.split(".")[0] in ("spec", "status") for f in rule.fields)
+
+
+@pytest.mark.parametrize("kind", [k for k in KINDS if k.feature_gate],
+                         ids=[k.resource_id for k in KINDS if k.feature_gate])
+def test_a_gated_row_names_a_known_gate(kind: Kind) -> None:
+    assert kind.feature_gate in GATES
+
+
+def test_rows_are_unique() -> None:
+    assert len({k.resource_id for k in KINDS}) == len(KINDS)
+    assert len({(k.group, k.version, k.kind) for k in KINDS}) == len(KINDS)
+    shorts = [s for k in KINDS for s in k.short_names]
+    assert len(shorts) == len(set(shorts))
+
+
+# ----- the rules of a row hold in a Registry built on its own ---------------------------------
+
+ALICE = RequestContext(user="alice", groups=("system:authenticated",), verb="update",
+                       field_manager="test")
+ROOT = RequestContext(user="root", groups=("system:masters",), field_manager="test")
+
+
+def _bare_registry() -> tuple[Registry, KindTable]:
+    kinds = KindTable(KINDS)
+    store = Store(log=EventLog(), clock=RealClock())
+    registry = Registry(store=store, kinds=kinds, gates=FeatureGates())
+    ns = kinds.by_id("namespaces")
+    assert ns is not None
+    registry.create(ns, "", {"metadata": {"name": "team"}}, ROOT)
+    return registry, kinds
+
+
+def _kind(kinds: KindTable, resource: str) -> Kind:
+    kind = kinds.by_id(resource)
+    assert kind is not None
+    return kind
+
+
+def test_a_bare_registry_checks_claim_status_permissions() -> None:
+    registry, kinds = _bare_registry()
+    claims = _kind(kinds, "resourceclaims.resource.k8s.io")
+    claim: dict[str, Any] = {"metadata": {"name": "c", "namespace": "team"}, "spec": {
+        "devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu"}}]}}}
+    registry.create(claims, "team", claim, ROOT)
+    stored = registry.get(claims, "team", "c").object
+    status = {**stored, "status": {"allocation": {"devices": {"results": [
+        {"request": "r", "driver": "gpu.example.com", "pool": "p", "device": "d"}]}}}}
+    with pytest.raises(ApiError) as e:
+        registry.update(claims, "team", "c", status, ALICE, subresource="status")
+    assert (e.value.code, e.value.reason) == (422, "Invalid")
+    assert [c.field for c in e.value.causes] == ["status"]
+    assert 'cannot update resource "resourceclaims/binding"' in e.value.causes[0].message
+    registry.update(claims, "team", "c", status, ROOT, subresource="status")
+
+
+def test_a_bare_registry_prevents_rbac_escalation() -> None:
+    registry, kinds = _bare_registry()
+    roles = _kind(kinds, "roles.rbac.authorization.k8s.io")
+    role = {"metadata": {"name": "r", "namespace": "team"},
+            "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]}
+    with pytest.raises(ApiError) as e:
+        registry.create(roles, "team", role, ALICE)
+    assert (e.value.code, e.value.reason) == (403, "Forbidden")
+    assert "attempting to grant RBAC permissions not currently held" in e.value.message
+
+
+def test_the_drop_rules_of_a_row_apply_to_its_writes() -> None:
+    registry, kinds = _bare_registry()
+    gated = Registry(store=registry.store, kinds=kinds,
+                     gates=FeatureGates({"DRADeviceTaints": False}, check=False))
+    slices = _kind(kinds, "resourceslices.resource.k8s.io")
+    body = {"metadata": {"name": "s"}, "spec": {
+        "driver": "gpu.example.com", "nodeName": "n1",
+        "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+        "devices": [{"name": "gpu-0", "taints": [{"key": "k", "effect": "NoSchedule"}]}]}}
+    created = gated.create(slices, "", body, ROOT).object
+    assert "taints" not in created["spec"]["devices"][0]
+    assert any(r.gates == ("DRADeviceTaints",) for r in dropfields.RESOURCE_SLICE)
