@@ -29,7 +29,7 @@ from benchlib import header
 
 from fakeapi.client import Client
 from fakeapi.cluster import Cluster, ClusterConfig
-from fakeapi.runtime.informer import Informers, object_key
+from fakeapi.runtime.informer import Handler, Informers, object_key
 
 Stop = Callable[[], Awaitable[None]]
 Setup = Callable[[Cluster, int, int, int], Awaitable[Stop]]
@@ -52,6 +52,10 @@ class Tally:
         self.pods = pods
         self.done = asyncio.Event()
         self.keys: list[set[str]] = [set() for _ in range(components)]
+
+    def handler(self, i: int) -> Handler:
+        """Component i's handler: every change becomes a key."""
+        return lambda type_, obj, old: self.got(i, obj)
 
     def got(self, i: int, obj: dict) -> None:
         """Component i turns an event into a key."""
@@ -101,7 +105,7 @@ async def shared(cluster: Cluster, components: int, pods: int, since: int) -> St
     informer = Informers(client=cluster.client("system:kube-controller-manager")).get("pods")
     tally = Tally(components, pods)
     for i in range(components):
-        informer.add_handler(lambda t, obj, old, i=i: tally.got(i, obj))
+        informer.add_handler(tally.handler(i))
     if since:  # resume from a revision, as a restarted informer does
         informer.revision, informer.synced = since, True
     task = asyncio.create_task(informer.run())

@@ -7,7 +7,7 @@ import logging
 from typing import Any
 
 from fakeapi.errors import ApiError
-from fakeapi.runtime.component import ComponentContext, Controller
+from fakeapi.runtime.component import ComponentContext, Controller, KeyFunc
 from fakeapi.runtime.workqueue import Retry
 
 log = logging.getLogger(__name__)
@@ -32,8 +32,11 @@ class GarbageCollector(Controller[str]):
         self.owners: dict[Ref, list[str]] = {}  # dependent → owner uids
         for kind in self.client.resources():
             if "watch" in kind.verbs and "list" in kind.verbs:
-                resource = kind.resource_id
-                self.watch(resource, lambda t, o, old, r=resource: self.observe(r, t, o))
+                self.watch(kind.resource_id, self._keys_of(kind.resource_id))
+
+    def _keys_of(self, resource: str) -> KeyFunc:
+        """The key function of one resource's informer: its changes go through `observe`."""
+        return lambda type_, obj, old: self.observe(resource, type_, obj)
 
     def observe(self, resource: str, type_: str, obj: Obj) -> list[str]:
         """Update the indexes from one change; return the owner uids that need a look."""

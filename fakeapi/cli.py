@@ -126,12 +126,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=getattr(logging, args.log_level.upper(), logging.WARNING),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        import uvloop  # type: ignore[import-not-found]
-
-        runner = uvloop.run
-    except ImportError:
-        runner = asyncio.run
-    return runner(serve(args))
+        import uvloop
+    except ImportError:  # uvloop is a speed-up, not a requirement
+        return asyncio.run(serve(args))
+    return uvloop.run(serve(args))
 
 
 if __name__ == "__main__":

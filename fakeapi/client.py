@@ -7,6 +7,7 @@ plain dicts that the caller owns.
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -105,7 +106,7 @@ class Client:
 
     async def snapshot(self, resource: str, namespace: str | None = None, *,
                        label_selector: str = "", field_selector: str = "",
-                       copy: bool = True) -> tuple[list[Obj], int]:
+                       copy: bool = True) -> tuple[builtins.list[Obj], int]:
         """LIST, with the revision the list is consistent at (to watch from)."""
         kind = self.kind(resource)
         self._authorize("list", kind, namespace)

@@ -1,19 +1,18 @@
-"""One emulated cluster: the log, the store, the registry and the in-process components.
+"""The API-server core of one emulated cluster: the log, the store, the registry, RBAC.
 
-The HTTP server and every in-process component (controllers, and later the scheduler and
-kubelets) share one `Cluster`. Components reach it only through `Cluster.client()`, as
-service accounts that RBAC authorizes (the bootstrap policy binds their roles).
+It knows nothing of components: the composition root (`fakeapi.controlplane`) builds the
+scheduler, controllers and kubelets on top of it. They reach it only through
+`Cluster.client()`, as identities that RBAC authorizes (the bootstrap policy binds the
+components' service accounts to their roles).
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from fakeapi import authz, rbac
+from fakeapi import rbac
 from fakeapi.authn import (
     MASTERS,
     NODE_NAME_KEY,
@@ -21,6 +20,7 @@ from fakeapi.authn import (
     service_account_username,
     split_service_account,
 )
+from fakeapi.client import Client
 from fakeapi.clock import Clock, RealClock
 from fakeapi.features import FeatureGates
 from fakeapi.kinds import KindTable, served_kinds
@@ -29,9 +29,7 @@ from fakeapi.randomness import RandomSource
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import Registry
 from fakeapi.store import Store
-
-if TYPE_CHECKING:
-    from fakeapi.client import Client
+from fakeapi.wal import WriteAheadLog
 
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 SYSTEM_ACTOR = "system:apiserver"
@@ -51,18 +49,16 @@ class ClusterConfig:
 
 
 class Cluster:
-    """Log + store + registry + the controllers running on them."""
+    """Log + store + registry + authorizer: what the HTTP server and in-process clients share."""
 
     def __init__(self, config: ClusterConfig, *, clock: Clock | None = None) -> None:
         self.config = config
         self.clock = clock or RealClock()
         self.gates = FeatureGates(config.feature_gates)  # FeatureGateError: refuse to start
         self.kinds: KindTable = served_kinds(self.gates)
-        self.wal = None
+        self.wal: WriteAheadLog | None = None
         records: list[bytes] = []
         if config.data_dir is not None:
-            from fakeapi.wal import WriteAheadLog
-
             config.data_dir.mkdir(parents=True, exist_ok=True)
             self.wal, records = WriteAheadLog.open(config.data_dir / "events.log")
         self.log = EventLog(retention=config.retention, wal=self.wal)
@@ -72,11 +68,7 @@ class Cluster:
         """Names and UIDs per write; `randomness.for_component(name)` for a component's own."""
         self.registry = Registry(store=self.store, kinds=self.kinds, randomness=self.randomness,
                                  gates=self.gates)
-        self._tasks: list[asyncio.Task[None]] = []
-        self.authorizer = rbac.Authorizer.for_store(self.store)
-        self.registry.admission.append(authz.claim_status_admission(self.authorizer,
-                                                                    self.gates))
-        self.registry.admission.append(authz.rbac_escalation_admission(self.authorizer))
+        self.authorizer = self.registry.authorizer
         self._seed_namespaces()
         self._seed_rbac()
 
@@ -107,12 +99,11 @@ class Cluster:
         gets its groups; any other identity given without groups is a privileged loopback
         client (system:masters), as kube-apiserver's own client is.
         """
-        from fakeapi.client import Client
-
         if groups is None:
             sa = split_service_account(identity)
             groups = service_account_groups(sa[0]) if sa else (MASTERS,)
-        return Client(cluster=self, user=identity, groups=groups, extra=extra)
+        return Client(registry=self.registry, authorizer=self.authorizer, user=identity,
+                      groups=groups, extra=extra)
 
     def component_client(self, name: str, *, node: str | None = None) -> Client:
         """The client of an emulator component: service account kube-system/NAME (its role is
@@ -120,26 +111,8 @@ class Cluster:
         return self.client(service_account_username(rbac.COMPONENT_NAMESPACE, name),
                            extra={NODE_NAME_KEY: (node,)} if node else None)
 
-    async def start(self) -> None:
-        """Start the in-process controllers."""
-        from controllers.garbage_collector import GarbageCollector
-        from controllers.namespace import NamespaceController
-
-        ns = NamespaceController(client=self.component_client("namespace-controller"))
-        gc = GarbageCollector(client=self.component_client("generic-garbage-collector"))
-        self._tasks.append(asyncio.create_task(ns.run(), name="namespace-controller"))
-        self._tasks.append(asyncio.create_task(gc.run(), name="garbage-collector"))
-
-    async def stop(self) -> None:
-        """Stop components, wake watchers, and flush the log to disk."""
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            try:
-                await task
-            except (asyncio.CancelledError, Exception):  # noqa: PERF203
-                pass
-        self._tasks.clear()
+    async def close(self) -> None:
+        """Wake watchers so their streams end, and flush the log to disk."""
         self.log.wake_all()
         if self.wal is not None:
             await self.log.durable()

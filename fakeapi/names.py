@@ -7,11 +7,11 @@ Lengths are counted in bytes, as upstream does.
 
 from __future__ import annotations
 
-import random
 import re
 from collections.abc import Callable
 
 from fakeapi.errors import Cause, field_invalid, field_required
+from fakeapi.randomness import RandomBits
 
 NameRule = Callable[[str, bool], list[str]]
 """A name rule: (name, is_generate_name_prefix) -> detail messages."""
@@ -195,14 +195,14 @@ def validate_generate_name(resource_id: str, prefix: str) -> list[str]:
     return NAME_RULES.get(resource_id, name_is_dns_subdomain)(prefix, True)
 
 
-def random_suffix(rng: random.Random) -> str:
+def random_suffix(rng: RandomBits) -> str:
     """Five characters from upstream's generateName alphabet, drawn from `rng`."""
     alphabet = SUFFIX_ALPHABET
     n = len(alphabet)
     return "".join(alphabet[rng.randrange(n)] for _ in range(SUFFIX_LENGTH))
 
 
-def generate_name(base: str, rng: random.Random) -> str:
+def generate_name(base: str, rng: RandomBits) -> str:
     """Upstream SimpleNameGenerator: base cut to 58 bytes plus a random 5-character suffix."""
     if len(base) > MAX_GENERATED_BASE:
         base = base[:MAX_GENERATED_BASE]

@@ -10,6 +10,7 @@ never miss a change. Objects in the cache and in handler calls are shared and re
 from __future__ import annotations
 
 import asyncio
+import builtins
 import logging
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
@@ -103,15 +104,15 @@ class Cache:
             return [self._objects[k] for k in sorted(self._objects)]
         return self.by_index("namespace", namespace)
 
-    def by_index(self, name: str, value: str) -> list[Obj]:
+    def by_index(self, name: str, value: str) -> builtins.list[Obj]:
         """Objects whose index `name` has `value`, in key order."""
         return [self._objects[k] for k in sorted(self._indexes[name].get(value, ()))]
 
-    def keys(self) -> list[str]:
+    def keys(self) -> builtins.list[str]:
         """Every cached key, sorted."""
         return sorted(self._objects)
 
-    def items(self) -> list[tuple[str, Obj]]:
+    def items(self) -> builtins.list[tuple[str, Obj]]:
         """(key, object) pairs, in key order."""
         return sorted(self._objects.items())
 
@@ -172,7 +173,7 @@ class Informer:
         view = self._views.get(model)
         if view is None:
             view = self._views[model] = TypedView(self.cache, model)
-        return view  # type: ignore[return-value]  # keyed by its own model
+        return view  # keyed by its own model
 
     def add_handler(self, handler: Handler) -> None:
         """Deliver every later change to `handler` (and what is cached now, as ADDED)."""
