@@ -7,4 +7,5 @@ python3 -m venv .venv
 KUBECTL="${KUBECTL:-$(.venv/bin/python scripts/install_kubectl.py)}"
 export KUBECTL
 .venv/bin/ruff check .
+.venv/bin/mypy
 .venv/bin/python -m pytest "$@"

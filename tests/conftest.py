@@ -9,9 +9,10 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 import yaml
@@ -54,20 +55,78 @@ def claim_manifest(name: str, **metadata: Any) -> str:
     }, sort_keys=False)
 
 
+KUBECTL_INSTALLED = ROOT / ".cache" / "kubectl" / "kubectl"
+"""Where scripts/install_kubectl.py puts kubectl v1.37."""
+
+
 def kubectl_path() -> str | None:
-    """KUBECTL from the environment, else the project's installed copy."""
-    candidate = os.environ.get("KUBECTL") or str(ROOT / ".cache" / "kubectl" / "kubectl")
-    return candidate if Path(candidate).exists() else None
+    """The kubectl to test with: $KUBECTL (a path, or a command on PATH), else the project's
+    installed copy; None when that is not an executable file."""
+    wanted = os.environ.get("KUBECTL") or str(KUBECTL_INSTALLED)
+    found = wanted if os.sep in wanted else shutil.which(wanted)
+    if found is None or not Path(found).is_file() or not os.access(found, os.X_OK):
+        return None
+    return found
+
+
+def in_ci() -> bool:
+    """Whether the tests run under CI: $CI set to anything but empty, 0, false or no."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
 def require_kubectl() -> str:
-    """The kubectl v1.37 binary; without it the test is skipped (failed on CI)."""
+    """The kubectl v1.37 binary. Without it the test is skipped locally, and fails under CI
+    (a CI run must never pass by skipping the tests that drive the real kubectl)."""
     binary = kubectl_path()
     if binary is None:
-        if os.environ.get("CI"):
-            pytest.fail("kubectl v1.37 is not installed: run scripts/install_kubectl.py")
-        pytest.skip("kubectl v1.37 not installed (scripts/install_kubectl.py)")
+        where = os.environ.get("KUBECTL") or str(KUBECTL_INSTALLED)
+        message = f"kubectl not found at {where}: run scripts/install_kubectl.py or set KUBECTL"
+        if in_ci():
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
     return binary
+
+
+@pytest.fixture(scope="session")
+def kubectl_binary() -> str:
+    """The kubectl v1.37 binary (skip locally, fail under CI, when it is missing)."""
+    return require_kubectl()
+
+
+class LineReader:
+    """Reads a child process's output lines on a thread, so that a test can wait for the line
+    it expects (with a deadline) instead of sleeping for a fixed time."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.lines: list[str] = []
+        self._eof = False
+        self._changed = threading.Condition()
+        self._thread = threading.Thread(target=self._pump, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _pump(self, stream: IO[str]) -> None:
+        for line in stream:
+            with self._changed:
+                self.lines.append(line.rstrip("\n"))
+                self._changed.notify_all()
+        with self._changed:
+            self._eof = True
+            self._changed.notify_all()
+
+    def wait_for(self, done: Callable[[list[str]], bool], timeout: float = 30) -> list[str]:
+        """Block until `done(lines so far)` holds; fail at the deadline or at end of output."""
+        with self._changed:
+            self._changed.wait_for(lambda: done(self.lines) or self._eof, timeout)
+            if not done(self.lines):
+                state = "output ended" if self._eof else f"nothing after {timeout} s"
+                raise AssertionError(f"{state}; lines so far: {self.lines}")
+            return list(self.lines)
+
+    def rest(self, timeout: float = 30) -> list[str]:
+        """Every line, once the output has ended (the process has exited or closed it)."""
+        self._thread.join(timeout)
+        assert not self._thread.is_alive(), f"output still open after {timeout} s"
+        return list(self.lines)
 
 
 @dataclasses.dataclass
@@ -136,8 +195,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
 
 
 @pytest.fixture(scope="session")
-def kubectl(server: ServerProcess) -> Kubectl:
+def kubectl(kubectl_binary: str, server: ServerProcess) -> Kubectl:
     """The real kubectl v1.37 talking to the session server."""
-    binary = require_kubectl()
-    assert shutil.which(binary) or Path(binary).exists()
-    return Kubectl(binary, server.kubeconfig)
+    return Kubectl(kubectl_binary, server.kubeconfig)

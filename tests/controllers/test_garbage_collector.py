@@ -9,22 +9,18 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
-from fakeapi.clock import VirtualClock
-from fakeapi.cluster import Cluster, ClusterConfig
+from fakeapi.cluster import Cluster
 from fakeapi.controlplane import ControlPlane
 from fakeapi.errors import ApiError
+from tests.controllers.harness import running_plane
 
 CM = "configmaps"
 
 
 @pytest.fixture
 async def plane() -> AsyncIterator[ControlPlane]:
-    p = ControlPlane(ClusterConfig(seed=1), clock=VirtualClock(),
-                     components="garbage-collector")
-    await p.start()
-    await p.settle()
-    yield p
-    await p.stop()
+    async with running_plane("garbage-collector", seed=1) as p:
+        yield p
 
 
 @pytest.fixture

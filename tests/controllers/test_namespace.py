@@ -9,10 +9,9 @@ from typing import Any
 import pytest
 
 from fakeapi.client import Client
-from fakeapi.clock import VirtualClock
-from fakeapi.cluster import ClusterConfig
 from fakeapi.controlplane import ControlPlane
 from fakeapi.errors import ApiError
+from tests.controllers.harness import running_plane
 
 CLAIMS = "resourceclaims.resource.k8s.io"
 CONTENTS: list[tuple[str, dict[str, Any]]] = [
@@ -28,12 +27,8 @@ CONTENTS: list[tuple[str, dict[str, Any]]] = [
 
 @pytest.fixture
 async def plane() -> AsyncIterator[ControlPlane]:
-    p = ControlPlane(ClusterConfig(seed=2), clock=VirtualClock(),
-                     components="namespace-controller")
-    await p.start()
-    await p.settle()
-    yield p
-    await p.stop()
+    async with running_plane("namespace-controller", seed=2) as p:
+        yield p
 
 
 @pytest.fixture

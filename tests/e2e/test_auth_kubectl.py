@@ -17,8 +17,6 @@ from tests.conftest import (
     Kubectl,
     ServerProcess,
     claim_manifest,
-    kubectl_path,
-    require_kubectl,
     start_server,
 )
 
@@ -39,9 +37,9 @@ NODE_EXTRA = "authentication.kubernetes.io/node-name={node}"
 
 
 @pytest.fixture(scope="module")
-def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+def auth_server(kubectl_binary: str,
+                tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     """A server with a token file and the gates the seeds use (RPSRs are served)."""
-    require_kubectl()
     tmp = tmp_path_factory.mktemp("auth")
     tokens = tmp / "tokens.csv"
     tokens.write_text(TOKENS)
@@ -52,11 +50,9 @@ def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProc
 
 
 @pytest.fixture(scope="module")
-def admin(auth_server: ServerProcess) -> Kubectl:
+def admin(kubectl_binary: str, auth_server: ServerProcess) -> Kubectl:
     """kubectl with the admin client certificate (system:masters)."""
-    binary = kubectl_path()
-    assert binary is not None
-    return Kubectl(binary, auth_server.kubeconfig)
+    return Kubectl(kubectl_binary, auth_server.kubeconfig)
 
 
 def token_kubectl(admin: Kubectl, token: str) -> Kubectl:

@@ -13,8 +13,9 @@ from tests.conftest import ServerProcess, start_server
 WRITERS = 16
 
 
-async def _burst(url: str, acked: dict[str, str], attempted: set[str], stop: asyncio.Event
-                 ) -> None:
+async def _burst(url: str, acked: dict[str, str], attempted: set[str], stop: asyncio.Event,
+                 *, target: int, reached: asyncio.Event) -> None:
+    """Create ConfigMaps from WRITERS tasks until `stop`; set `reached` at `target` acks."""
     async with aiohttp.ClientSession() as session:
 
         async def writer(w: int) -> None:
@@ -30,6 +31,8 @@ async def _burst(url: str, acked: dict[str, str], attempted: set[str], stop: asy
                                             json=body) as resp:
                         if resp.status == 201:
                             acked[name] = (await resp.json())["metadata"]["resourceVersion"]
+                            if len(acked) >= target:
+                                reached.set()
                 except (aiohttp.ClientError, ConnectionError):
                     return
 
@@ -39,10 +42,17 @@ async def _burst(url: str, acked: dict[str, str], attempted: set[str], stop: asy
 async def _kill_mid_burst(srv: ServerProcess, acked: dict[str, str], attempted: set[str],
                           target: int) -> None:
     """Write until `target` acknowledgements, then SIGKILL the server while writes go on."""
-    stop = asyncio.Event()
-    task = asyncio.create_task(_burst(srv.url, acked, attempted, stop))
-    while len(acked) < target:
-        await asyncio.sleep(0.01)
+    stop, reached = asyncio.Event(), asyncio.Event()
+    task = asyncio.create_task(_burst(srv.url, acked, attempted, stop, target=target,
+                                      reached=reached))
+    waiter = asyncio.create_task(reached.wait())
+    done, _ = await asyncio.wait({task, waiter}, timeout=60,
+                                 return_when=asyncio.FIRST_COMPLETED)
+    if waiter not in done:
+        waiter.cancel()
+        stop.set()
+        await task  # raises what ended the burst early, if anything did
+        raise AssertionError(f"only {len(acked)} of {target} writes acknowledged")
     srv.proc.send_signal(signal.SIGKILL)
     srv.proc.wait()
     stop.set()

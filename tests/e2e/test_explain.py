@@ -5,15 +5,14 @@ or legacy only), OpenAPI v3 and a minimal in-memory object store, so that `api-r
 `explain`, `create` (server-side field validation) and client-side `apply` (strategic merge
 patch computed from OpenAPI v3) can be checked without the full server.
 
-kubectl is taken from $KUBECTL or .cache/kubectl/kubectl; the tests skip without it.
+kubectl comes from the `kubectl_binary` fixture of tests/conftest.py (skipped locally when
+missing, failed under CI).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -24,17 +23,7 @@ from aiohttp import web
 from fakeapi import discovery, openapi
 from fakeapi.kinds import Kind, KindTable, served_kinds
 
-REPO = Path(__file__).resolve().parents[2]
 KUBECTL_TIMEOUT = 60.0
-
-
-def find_kubectl() -> str | None:
-    """Path of the kubectl binary to test with, or None."""
-    env = os.environ.get("KUBECTL")
-    if env:
-        return env if os.access(env, os.X_OK) else shutil.which(env)
-    default = REPO / ".cache" / "kubectl" / "kubectl"
-    return str(default) if os.access(default, os.X_OK) else None
 
 
 @dataclasses.dataclass
@@ -150,15 +139,6 @@ def write_kubeconfig(path: Path, server: str) -> None:
         "users:\n- name: dev\n  user: {}\n"
         "contexts:\n- name: fake\n  context: {cluster: fake, user: dev, namespace: default}\n"
         "current-context: fake\n")
-
-
-@pytest.fixture
-def kubectl_binary() -> str:
-    """The kubectl v1.37 binary, or skip."""
-    binary = find_kubectl()
-    if binary is None:
-        pytest.skip("kubectl not found: set KUBECTL or install it at .cache/kubectl/kubectl")
-    return binary
 
 
 async def _start(aiohttp_server: Any, tmp_path: Path, binary: str, aggregated: bool) -> Kubectl:

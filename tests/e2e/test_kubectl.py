@@ -7,13 +7,12 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.conftest import Kubectl, claim_manifest
+from tests.conftest import Kubectl, LineReader, claim_manifest
 
 SEEDS = sorted((Path(__file__).parent.parent / "data" / "seeds").glob("*.yaml"))
 _COUNTER = itertools.count()
@@ -178,37 +177,46 @@ def test_wait_for_condition_and_jsonpath(kubectl: Kubectl, server: object, ns: s
     kubectl("wait", "--for=jsonpath={.spec.devices.requests[0].name}=gpu",
             "resourceclaim/c1", "-n", ns, "--timeout=10s")
     kubectl("run", "p1", "-n", ns, "--image=registry.k8s.io/pause:3.10", "--restart=Never")
+    # -v=2 logs "Caches populated" once its watch is open and holds the pod (not yet Ready)
     waiter = subprocess.Popen(
-        [kubectl.binary, "wait", "--for=condition=Ready", "pod/p1", "-n", ns, "--timeout=20s"],
+        [kubectl.binary, "wait", "--for=condition=Ready", "pod/p1", "-n", ns, "--timeout=20s",
+         "-v=2"],
         env={**os.environ, "KUBECONFIG": str(kubectl.kubeconfig)},
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.0)
+    assert waiter.stderr is not None
+    log = LineReader(waiter.stderr)
+    log.wait_for(lambda lines: any('"Caches populated"' in line for line in lines))
     assert waiter.poll() is None, "kubectl wait returned before the condition was met"
     status = {"status": {"phase": "Running", "conditions": [
         {"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}
     kubectl("patch", "pod", "p1", "-n", ns, "--subresource=status", "--type=merge",
             "-p", json.dumps(status))
-    out, err = waiter.communicate(timeout=30)
-    assert waiter.returncode == 0, err
+    out, _ = waiter.communicate(timeout=30)
+    assert waiter.returncode == 0, "\n".join(log.rest())
     assert "condition met" in out
 
 
 def test_get_watch_streams_changes(kubectl: Kubectl, ns: str) -> None:
     _claim(kubectl, ns)
+    c1, c2 = "resourceclaim.resource.k8s.io/c1", "resourceclaim.resource.k8s.io/c2"
     watcher = subprocess.Popen(
         [kubectl.binary, "get", "resourceclaims", "-n", ns, "-w", "-o", "name",
          "--request-timeout=5s"],
         env={**os.environ, "KUBECONFIG": str(kubectl.kubeconfig)},
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.0)
-    _claim(kubectl, ns, "c2")
-    kubectl("label", "resourceclaim", "c1", "-n", ns, "x=y")
-    time.sleep(1.0)
-    watcher.terminate()
-    out, _ = watcher.communicate(timeout=10)
-    lines = out.split()
-    assert lines.count("resourceclaim.resource.k8s.io/c1") >= 2
-    assert "resourceclaim.resource.k8s.io/c2" in lines
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert watcher.stdout is not None
+    out = LineReader(watcher.stdout)
+    try:
+        # the listed claim is printed first; the watch then resumes from the list's revision
+        out.wait_for(lambda lines: c1 in lines)
+        _claim(kubectl, ns, "c2")
+        kubectl("label", "resourceclaim", "c1", "-n", ns, "x=y")
+        lines = out.wait_for(lambda lines: lines.count(c1) >= 2 and c2 in lines)
+    finally:
+        watcher.terminate()
+        watcher.wait(10)
+    assert lines.count(c1) >= 2
+    assert c2 in lines
 
 
 def test_explain_requests(kubectl: Kubectl) -> None:

@@ -81,18 +81,21 @@ def _rv(obj: Any) -> int:
     return int(value)
 
 
-def _wait_gone(read: Callable[[], Any], timeout: float = WAIT_SECONDS) -> None:
-    """Poll `read` until it raises 404."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            read()
-        except ApiException as e:
-            if e.status == 404:
-                return
-            raise
-        assert time.monotonic() < deadline, "object still present"
-        time.sleep(0.1)
+def _wait_gone(list_objects: Callable[..., Any], name: str,
+               timeout: float = WAIT_SECONDS) -> None:
+    """Wait on a watch for the deletion of object `name` (`list_objects` lists its kind)."""
+    selector = f"metadata.name={name}"
+    listed = list_objects(field_selector=selector)
+    if not listed.items:
+        return
+    w = watch.Watch()
+    for event in w.stream(list_objects, field_selector=selector, deserialize=False,
+                          resource_version=listed.metadata.resource_version,
+                          timeout_seconds=int(timeout)):
+        if event["type"] == "DELETED":
+            w.stop()
+            return
+    raise AssertionError(f"{name} still present after {timeout} s")
 
 
 def _seed(file: str, kind: str) -> dict[str, Any]:
@@ -245,7 +248,7 @@ def test_namespace_lifecycle(core: client.CoreV1Api) -> None:
     assert deleted["kind"] == "Namespace", deleted
     assert deleted["metadata"]["deletionTimestamp"]
     assert deleted["status"]["phase"] == "Terminating"
-    _wait_gone(lambda: core.read_namespace(name))
+    _wait_gone(core.list_namespace, name)
     assert name not in [n.metadata.name for n in core.list_namespace().items]
     _expect_error(lambda: core.read_namespaced_config_map("inside", name), 404, "NotFound")
 
@@ -415,7 +418,7 @@ def test_node_create_and_patch_status(core: client.CoreV1Api) -> None:
         assert name in [n.metadata.name for n in core.list_node(label_selector="e2e=yes").items]
     finally:
         core.delete_node(name)
-    _wait_gone(lambda: core.read_node(name))
+    _wait_gone(core.list_node, name)
 
 
 EVENT_SELECTOR_CASES = [
@@ -552,7 +555,7 @@ def test_seed_crud_with_models(api: client.ApiClient, make_ns: MakeNamespace,
         deleted_name = deleted["metadata"]["name"] if isinstance(deleted, dict) \
             else deleted.metadata.name
         assert deleted_name == name
-    _wait_gone(lambda: ops.read(name))
+    _wait_gone(ops.list, name)
 
 
 @pytest.mark.parametrize("case", [c for c in SEED_CASES if c.api == "ResourceV1Api"], ids=str)
@@ -721,7 +724,7 @@ def test_device_taint_rule_create_list(resource: client.ResourceV1Api) -> None:
         assert resource.read_device_taint_rule(name).spec.taint == taint
     finally:
         resource.delete_device_taint_rule(name)
-    _wait_gone(lambda: resource.read_device_taint_rule(name))
+    _wait_gone(resource.list_device_taint_rule, name)
 
 
 def test_resource_claim_request_defaults(resource: client.ResourceV1Api, ns: str) -> None:
@@ -819,7 +822,7 @@ def test_delete_response(api: client.ApiClient, ns: str, case: DeleteCase) -> No
     else:
         assert body["kind"] == case.returns and body["metadata"]["name"] == name
         assert body["metadata"]["uid"] == created.metadata.uid
-    _wait_gone(lambda: ops.read(name))
+    _wait_gone(ops.list, name)
 
 
 IMMUTABLE_SPEC_CASES = [
@@ -977,15 +980,23 @@ def test_watch_with_bookmarks_receives_only_valid_events(
     resource.create_namespaced_resource_claim(ns, _claim("a"))
     list_rv = resource.list_namespaced_resource_claim(ns).metadata.resource_version
 
+    opened = threading.Event()
+
+    def open_watch(*args: Any, **kwargs: Any) -> Any:
+        """The list call the watch makes: it returns once the server has opened the watch."""
+        response = resource.list_namespaced_resource_claim(*args, **kwargs)
+        opened.set()
+        return response
+
     def writer() -> None:
-        time.sleep(0.5)
+        assert opened.wait(10), "the watch never opened"
         resource.create_namespaced_resource_claim(ns, _claim("b"))
         resource.delete_namespaced_resource_claim("a", ns)
 
     future: Future[None] = thread.submit(writer)
     w = _watch()
     start = time.monotonic()
-    events = list(w.stream(resource.list_namespaced_resource_claim, namespace=ns,
+    events = list(w.stream(open_watch, namespace=ns,
                            resource_version=list_rv, allow_watch_bookmarks=True,
                            timeout_seconds=3))
     elapsed = time.monotonic() - start

@@ -24,6 +24,7 @@ from aiohttp.test_utils import TestClient
 
 from fakeapi.clock import VirtualClock
 from fakeapi.cluster import Cluster, ClusterConfig
+from fakeapi.controlplane import ControlPlane
 from fakeapi.registry.context import RequestContext
 from fakeapi.server import create_app
 from tests.conftest import LABEL_MSG, SUBDOMAIN_MSG
@@ -1326,9 +1327,11 @@ async def test_a_watcher_that_falls_behind_the_window_gets_expired(serve: Serve)
 # ----- namespace deletion ---------------------------------------------------------------------
 
 
-async def test_deleting_a_namespace_empties_it_then_removes_it(
-        served: tuple[Cluster, TestClient]) -> None:
-    cluster, api = served
+async def test_deleting_a_namespace_empties_it_then_removes_it(aiohttp_client: Any) -> None:
+    plane = ControlPlane(ClusterConfig(seed=7), clock=VirtualClock(),
+                         components="namespace-controller")
+    cluster = plane.cluster
+    api = await aiohttp_client(create_app(cluster))
     await ok(api, "POST", NS, {"metadata": {"name": "team"}})
     team = f"{NS}/team"
     await ok(api, "POST", f"{team}/configmaps", cm("settings"))
@@ -1343,7 +1346,7 @@ async def test_deleting_a_namespace_empties_it_then_removes_it(
     content_watch = await open_watch(api, f"{team}/configmaps")
     assert {brief(await next_event(content_watch)) for _ in range(2)} == {
         ("ADDED", "settings"), ("ADDED", "held")}
-    await cluster.start()
+    await plane.start()
     try:
         terminating = await ok(api, "DELETE", team)
         assert terminating["status"]["phase"] == "Terminating"
@@ -1356,14 +1359,16 @@ async def test_deleting_a_namespace_empties_it_then_removes_it(
         # the controller deletes what it can; `held` waits for its finalizer
         seen = {brief(await next_event(content_watch)) for _ in range(2)}
         assert seen == {("DELETED", "settings"), ("MODIFIED", "held")}
+        await plane.settle()
         for path in (f"{team}/pods/worker",
                      "/apis/resource.k8s.io/v1/namespaces/team/resourceclaims/gpu"):
-            await wait_for_status(api, path, 404)
+            assert (await call(api, "GET", path)).status == 404
         assert (await ok(api, "GET", team))["status"]["phase"] == "Terminating"
         await ok(api, "PATCH", f"{team}/configmaps/held", {"metadata": {"finalizers": None}},
                  ctype=MERGE)
         assert brief(await next_event(content_watch)) == ("DELETED", "held")
-        await wait_for_status(api, team, 404)
+        await plane.settle()
+        assert (await call(api, "GET", team)).status == 404
         final = await next_event(ns_watch)
         while final["type"] == "MODIFIED":
             final = await next_event(ns_watch)
@@ -1376,16 +1381,7 @@ async def test_deleting_a_namespace_empties_it_then_removes_it(
     finally:
         ns_watch.close()
         content_watch.close()
-        await cluster.stop()
-
-
-async def wait_for_status(api: TestClient, path: str, code: int, timeout: float = 5.0) -> None:
-    """Poll a GET until it answers `code` (the controllers run on real time)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while (reply := await call(api, "GET", path)).status != code:
-        assert loop.time() < deadline, f"{path} still answers {reply.status}"
-        await asyncio.sleep(0.02)
+        await plane.stop()
 
 
 @pytest.mark.parametrize("watches", [1, 3])

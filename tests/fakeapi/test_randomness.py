@@ -3,7 +3,6 @@ the same writes, components with streams of their own, OS randomness without a s
 
 from __future__ import annotations
 
-import random
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +13,7 @@ import pytest
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.log import ADDED, Event
 from fakeapi.names import SUFFIX_ALPHABET, SUFFIX_LENGTH
-from fakeapi.randomness import DerivedRandom, RandomSource
+from fakeapi.randomness import DerivedRandom, HashStream, RandomBits, RandomSource
 from fakeapi.registry.context import RequestContext
 from fakeapi.wal import WriteAheadLog
 
@@ -80,10 +79,31 @@ def test_negative_bit_count_is_refused() -> None:
         DerivedRandom("x").getrandbits(-1)
 
 
+def test_a_write_stream_is_the_bits_of_the_full_random() -> None:
+    stream, full = HashStream("w"), DerivedRandom("w")
+    assert [stream.getrandbits(100) for _ in range(9)] == [full.getrandbits(100)
+                                                          for _ in range(9)]
+    restored = HashStream.at(stream.state())
+    assert restored.getrandbits(64) == stream.getrandbits(64)
+
+
+@pytest.mark.parametrize("stop", [1, 2, 27, 32, 33, 1000])
+def test_randrange_is_in_range_and_covers_it(stop: int) -> None:
+    stream = HashStream(f"range-{stop}")
+    seen = {stream.randrange(stop) for _ in range(40 * stop)}
+    assert seen == set(range(stop))
+
+
+@pytest.mark.parametrize("stop", [0, -3])
+def test_randrange_of_an_empty_range_is_refused(stop: int) -> None:
+    with pytest.raises(ValueError, match="empty range"):
+        HashStream("x").randrange(stop)
+
+
 # ----- RandomSource -------------------------------------------------------------------------
 
 
-def _bits(rng: random.Random) -> int:
+def _bits(rng: RandomBits) -> int:
     return rng.getrandbits(128)
 
 
@@ -114,7 +134,6 @@ def test_component_streams_are_their_own() -> None:
 def test_without_a_seed_draws_come_from_the_os() -> None:
     src = RandomSource()
     assert not src.deterministic and RandomSource(0).deterministic
-    assert isinstance(src.for_write(1, "alice"), random.SystemRandom)
     assert _bits(src.for_write(1, "alice")) != _bits(RandomSource().for_write(1, "alice"))
     assert _bits(src.for_component("c")) != _bits(src.for_component("c"))
 

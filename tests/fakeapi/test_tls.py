@@ -29,7 +29,6 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from fakeapi.kubeconfig import write_kubeconfig
 from fakeapi.tls import Pki, ensure_pki, identity_from_peercert, server_ssl_context
 
-PROJECT = Path(__file__).resolve().parents[2]
 KEY_FIELDS = ("ca_key", "server_key", "admin_key")
 
 
@@ -402,16 +401,9 @@ def test_kubernetes_client_loads_plain_http_kubeconfig(tmp_path: Path) -> None:
     assert not cfg.cert_file and not cfg.key_file
 
 
-def _kubectl() -> Path | None:
-    candidate = Path(os.environ.get("KUBECTL", PROJECT / ".cache" / "kubectl" / "kubectl"))
-    return candidate if candidate.is_file() and os.access(candidate, os.X_OK) else None
-
-
-@pytest.mark.skipif(_kubectl() is None, reason="kubectl not installed (scripts/install_kubectl.py)")
-async def test_real_kubectl_accepts_our_certs(pki: Pki, tmp_path: Path) -> None:
+async def test_real_kubectl_accepts_our_certs(pki: Pki, tmp_path: Path,
+                                              kubectl_binary: str) -> None:
     """Go's crypto/x509 is stricter than OpenSSL: check kubectl verifies and presents the certs."""
-    kubectl = _kubectl()
-    assert kubectl is not None
     hosts = ["localhost", "127.0.0.1"] + (["[::1]"] if _ipv6_loopback() else [])
     for host in hosts:
         bind = "::1" if host == "[::1]" else "127.0.0.1"
@@ -419,7 +411,7 @@ async def test_real_kubectl_accepts_our_certs(pki: Pki, tmp_path: Path) -> None:
             path = tmp_path / f"kubeconfig-{port}"
             write_kubeconfig(path, server=f"https://{host}:{port}", pki=pki)
             proc = await asyncio.create_subprocess_exec(
-                str(kubectl),
+                kubectl_binary,
                 "--kubeconfig",
                 str(path),
                 "get",
