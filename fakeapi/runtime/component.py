@@ -17,6 +17,7 @@ from typing import Any, Generic, TypeVar
 
 from fakeapi.client import Client
 from fakeapi.clock import Clock
+from fakeapi.features import FeatureGates, GateReader
 from fakeapi.runtime.informer import Informer, Informers, Obj, object_key
 from fakeapi.runtime.supervisor import Component
 from fakeapi.runtime.workqueue import WorkQueue, process
@@ -36,6 +37,9 @@ class ComponentContext:
     clock: Clock
     random: random.Random
     """A stream of the component's own, reproducible under a seed."""
+    gates: GateReader = dataclasses.field(default_factory=FeatureGates)
+    """The feature gates in effect (components behave as their upstream counterpart does
+    under the same gates)."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
