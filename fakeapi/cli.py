@@ -97,7 +97,7 @@ async def serve(args: argparse.Namespace) -> int:
                                             certificate=certificate)
 
     app = create_app(plane.cluster, authenticator=authenticator, checks=plane.health,
-                     metrics=plane.metrics_text)
+                     metrics=plane.metrics_text, routes=plane.routes())
     runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=2)
     await runner.setup()
     site = web.TCPSite(runner, args.host, args.port, ssl_context=ssl_context, backlog=1024)

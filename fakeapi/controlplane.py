@@ -17,7 +17,13 @@ import kubelet_emu
 import scheduler
 from fakeapi.clock import Clock
 from fakeapi.cluster import Cluster, ClusterConfig
-from fakeapi.runtime.component import ComponentContext, ComponentSpec, select
+from fakeapi.runtime.component import (
+    ComponentContext,
+    ComponentSpec,
+    Route,
+    ServesRoutes,
+    select,
+)
 from fakeapi.runtime.informer import Informer, Informers
 from fakeapi.runtime.supervisor import Component, Health, Supervisor
 
@@ -74,6 +80,11 @@ class ControlPlane:
     def health(self) -> list[Health]:
         """Readiness of every supervised component and informer."""
         return self.supervisor.health()
+
+    def routes(self) -> list[Route]:
+        """The non-resource paths the components serve (see `ServesRoutes`)."""
+        return [route for c in self.components.values() if isinstance(c, ServesRoutes)
+                for route in c.http_routes()]
 
     def metrics_text(self) -> str:
         """Prometheus text about the components."""

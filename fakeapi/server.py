@@ -12,7 +12,7 @@ import builtins
 import dataclasses
 import logging
 import platform
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
 import orjson
@@ -642,15 +642,20 @@ def openapi_handlers(cluster: Cluster) -> tuple[Callable[..., Any], Callable[...
     return index, document
 
 
+Route = tuple[str, str, Callable[[web.Request], Awaitable[web.StreamResponse]]]
+"""An extra (method, path, handler) route outside /api and /apis, e.g. a component's
+read-only report; it is authenticated and authorized like every other path."""
+
+
 def create_app(cluster: Cluster, *, authenticator: authn.Authenticator | None = None,
-               checks: Checks | None = None, metrics: Callable[[], str] | None = None
-               ) -> web.Application:
+               checks: Checks | None = None, metrics: Callable[[], str] | None = None,
+               routes: Iterable[Route] = ()) -> web.Application:
     """The aiohttp application serving one cluster.
 
     Every request is authenticated (without an authenticator everyone is the unsecured
-    superuser), may impersonate, and is authorized by RBAC before it is routed. `checks`
-    and `metrics` add readiness checks and metric lines from outside the core (the
-    composition root reports its components through them).
+    superuser), may impersonate, and is authorized by RBAC before it is routed. `checks`,
+    `metrics` and `routes` add readiness checks, metric lines and non-resource paths from
+    outside the core (the composition root reports its components through them).
     """
     auth = authenticator or authn.Authenticator(fallback=authn.UNSECURED)
 
@@ -688,6 +693,8 @@ def create_app(cluster: Cluster, *, authenticator: authn.Authenticator | None = 
     for path, handler in (("/livez", live), ("/healthz", ready), ("/readyz", ready)):
         app.router.add_get(path, handler)
         app.router.add_get(path + "/{check}", handler)
+    for method, path, handler in routes:
+        app.router.add_route(method, path, handler)
     app.router.add_get("/openapi/v3", index)
     app.router.add_get("/openapi/v3/{path:.*}", document)
     # the router tries the routes of a prefix in order: the common one first

@@ -13,7 +13,7 @@ import asyncio
 import dataclasses
 import random
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from fakeapi.client import Client
 from fakeapi.clock import Clock
@@ -21,6 +21,7 @@ from fakeapi.features import FeatureGates, GateReader
 from fakeapi.runtime.informer import Informer, Informers, Obj, object_key
 from fakeapi.runtime.supervisor import Component
 from fakeapi.runtime.workqueue import WorkQueue, process
+from fakeapi.server import Route
 
 K = TypeVar("K", bound=Hashable)
 KeyFunc = Callable[[str, Obj, "Obj | None"], Iterable[Any]]
@@ -52,6 +53,16 @@ class ComponentSpec:
     """The kube-system service account it acts as (its name when empty; see rbac.py)."""
     enabled_by_default: bool = True
     help: str = ""
+
+
+@runtime_checkable
+class ServesRoutes(Protocol):
+    """A component that answers some non-resource paths of the server (the scheduler's
+    `/explain/...`); the composition root hands them to the HTTP server."""
+
+    def http_routes(self) -> list[Route]:
+        """The routes, registered once when the server is built."""
+        ...
 
 
 class ComponentSelectionError(ValueError):
