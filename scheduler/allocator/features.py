@@ -1,0 +1,56 @@
+"""The allocator's feature set, as upstream's `AllocatorFeatures()` maps the scheduler's gates."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Protocol
+
+from fakeapi import cel
+
+
+class GateReader(Protocol):
+    """Anything that says whether a feature gate is on (`fakeapi.features.FeatureGates`)."""
+
+    def enabled(self, name: str) -> bool: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class Features:
+    """Which optional allocator behaviours are on; the defaults are Kubernetes 1.37's."""
+
+    admin_access: bool = True  # DRAAdminAccess
+    prioritized_list: bool = True  # DRAPrioritizedList
+    partitionable_devices: bool = True  # DRAPartitionableDevices
+    device_taints: bool = True  # DRADeviceTaints
+    device_taint_rules: bool = True  # DRADeviceTaintRules
+    consumable_capacity: bool = True  # DRAConsumableCapacity
+    binding_conditions: bool = True  # DRADeviceBindingConditions && DRAResourceClaimDeviceStatus
+    list_type_attributes: bool = False  # DRAListTypeAttributes
+    derived_attributes: bool = False  # DRADerivedAttributes
+    extended_resource: bool = True  # DRAExtendedResource
+
+    @classmethod
+    def from_gates(cls, gates: GateReader) -> Features:
+        """Same as upstream's AllocatorFeatures(): one flag per gate, binding conditions only
+        when both DRADeviceBindingConditions and DRAResourceClaimDeviceStatus are on."""
+        on = gates.enabled
+        return cls(
+            admin_access=on("DRAAdminAccess"),
+            prioritized_list=on("DRAPrioritizedList"),
+            partitionable_devices=on("DRAPartitionableDevices"),
+            device_taints=on("DRADeviceTaints"),
+            device_taint_rules=on("DRADeviceTaints") and on("DRADeviceTaintRules"),
+            consumable_capacity=on("DRAConsumableCapacity"),
+            binding_conditions=(on("DRADeviceBindingConditions")
+                                and on("DRAResourceClaimDeviceStatus")),
+            list_type_attributes=on("DRAListTypeAttributes"),
+            derived_attributes=on("DRADerivedAttributes"),
+            extended_resource=on("DRAExtendedResource"),
+        )
+
+    @functools.cached_property
+    def cel(self) -> cel.Features:
+        """The DRA CEL environment these features select."""
+        return cel.Features(list_attributes=self.list_type_attributes,
+                            consumable_capacity=self.consumable_capacity)
