@@ -6,22 +6,20 @@ Not a benchmark itself. The bench scripts put this directory on `sys.path` (runn
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import os
 import signal
 import ssl
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
-
-import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from fakeapi.kubeconfig import read_kubeconfig  # noqa: E402 (needs ROOT on sys.path)
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 RESOURCECLAIMS = "resourceclaims.resource.k8s.io"
@@ -110,16 +108,8 @@ def start_server(*, tls: bool = False, data_dir: Path | None = None,
 
 def client_ssl_context(kubeconfig: Path) -> ssl.SSLContext:
     """A client TLS context with the kubeconfig's CA and admin client certificate."""
-    cfg = yaml.safe_load(kubeconfig.read_text())
-    cluster = cfg["clusters"][0]["cluster"]
-    user = cfg["users"][0]["user"]
-    ctx = ssl.create_default_context(
-        cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
-    with tempfile.TemporaryDirectory() as tmp:
-        cert, key = Path(tmp, "c.pem"), Path(tmp, "k.pem")
-        cert.write_bytes(base64.b64decode(user["client-certificate-data"]))
-        key.write_bytes(base64.b64decode(user["client-key-data"]))
-        ctx.load_cert_chain(cert, key)
+    ctx = read_kubeconfig(kubeconfig)[1]
+    assert ctx is not None, f"{kubeconfig} is not an https kubeconfig"
     return ctx
 
 

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
+import os
 import signal
 import sys
 import tempfile
+import urllib.error
+import urllib.parse
+import urllib.request
 from pathlib import Path
 
 from aiohttp import web
@@ -15,9 +20,10 @@ from aiohttp import web
 from fakeapi import authn, features
 from fakeapi.cluster import ClusterConfig
 from fakeapi.controlplane import ALL_COMPONENTS, ControlPlane
-from fakeapi.kubeconfig import write_kubeconfig
+from fakeapi.kubeconfig import read_kubeconfig, write_kubeconfig
 from fakeapi.runtime.component import ComponentSelectionError, select
 from fakeapi.server import create_app
+from scheduler.explain import text as explanation_text
 
 log = logging.getLogger("fakeapi")
 
@@ -68,7 +74,38 @@ def build_parser() -> argparse.ArgumentParser:
              "disable (kube-controller-manager's --controllers syntax); known: "
              + ", ".join(s.name for s in ALL_COMPONENTS))
     serve.add_argument("--log-level", default="WARNING")
+    explain = sub.add_parser("explain", help="why is my pod pending? ask a running server")
+    explain.add_argument("what", choices=["pod"], help="what to explain")
+    explain.add_argument("target", metavar="NAMESPACE/NAME",
+                         help="the pod (the namespace defaults to `default`)")
+    explain.add_argument("--kubeconfig", type=Path, default=None,
+                         help="the server to ask (default: $KUBECONFIG, else "
+                              ".fakeapi/kubeconfig)")
+    explain.add_argument("-o", "--output", choices=["text", "json"], default="text")
     return parser
+
+
+def explain_pod(args: argparse.Namespace) -> int:
+    """`fakeapi explain pod NS/NAME`: print the scheduler's explanation (exit 1 on an error
+    Status, with its message)."""
+    namespace, _, name = args.target.rpartition("/")
+    path = args.kubeconfig or Path(os.environ.get("KUBECONFIG") or ".fakeapi/kubeconfig")
+    server, ssl_context = read_kubeconfig(path)
+    url = (f"{server}/explain/namespaces/{urllib.parse.quote(namespace or 'default')}"
+           f"/pods/{urllib.parse.quote(name)}")
+    try:
+        with urllib.request.urlopen(url, context=ssl_context, timeout=30) as resp:
+            found = json.loads(resp.read())
+    except urllib.error.HTTPError as e:
+        status = json.loads(e.read() or b"{}")
+        print(f"Error from server ({status.get('reason', e.code)}): "
+              f"{status.get('message', e.reason)}", file=sys.stderr)
+        return 1
+    if args.output == "json":
+        print(json.dumps(found, indent=2))
+    else:
+        print(explanation_text(found), end="")
+    return 0
 
 
 async def serve(args: argparse.Namespace) -> int:
@@ -123,6 +160,8 @@ async def serve(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point."""
     args = build_parser().parse_args(argv)
+    if args.command == "explain":
+        return explain_pod(args)
     logging.basicConfig(level=getattr(logging, args.log_level.upper(), logging.WARNING),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:

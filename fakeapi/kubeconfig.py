@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import os
+import ssl
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -69,3 +70,25 @@ def write_kubeconfig(path: Path, *, server: str, pki: Pki | None, name: str = "f
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def read_kubeconfig(path: Path) -> tuple[str, ssl.SSLContext | None]:
+    """The current context's server URL and, for https, a TLS context with its CA and client
+    certificate (the `*-data` fields fakeapi writes): how fakeapi's own commands connect."""
+    cfg = yaml.safe_load(Path(path).read_text())
+    context = next(c["context"] for c in cfg["contexts"] if c["name"] == cfg["current-context"])
+    cluster = next(c["cluster"] for c in cfg["clusters"] if c["name"] == context["cluster"])
+    user: dict[str, Any] = next((u["user"] for u in cfg.get("users") or ()
+                                 if u["name"] == context["user"]), {})
+    server = cluster["server"]
+    if urlsplit(server).scheme != "https":
+        return server, None
+    ctx = ssl.create_default_context(
+        cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
+    if user.get("client-certificate-data"):
+        with tempfile.TemporaryDirectory() as tmp:
+            cert, key = Path(tmp, "c.pem"), Path(tmp, "k.pem")
+            cert.write_bytes(base64.b64decode(user["client-certificate-data"]))
+            key.write_bytes(base64.b64decode(user["client-key-data"]))
+            ctx.load_cert_chain(cert, key)
+    return server, ctx

@@ -1,8 +1,13 @@
-"""The scheduler: the structured allocator and the pod scheduling loop (to come)."""
+"""The scheduler: the structured allocator (`scheduler.allocator`, pure) and the pod
+scheduling loop (`scheduler.scheduler`), a component like kube-scheduler."""
 
 from __future__ import annotations
 
 from fakeapi.runtime.component import ComponentSpec
+from scheduler.scheduler import Scheduler
 
-COMPONENTS: tuple[ComponentSpec, ...] = ()
-"""The scheduler's components (none yet)."""
+COMPONENTS: tuple[ComponentSpec, ...] = (
+    ComponentSpec(name="scheduler", build=Scheduler, service_account="kube-scheduler",
+                  help="kube-scheduler: filters, scores, allocates devices and binds pods"),
+)
+"""The scheduler's components."""

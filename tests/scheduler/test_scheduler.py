@@ -1,0 +1,376 @@
+"""The scheduling loop on an in-process cluster with a virtual clock: binding, the reasons a
+pod stays Pending (condition and Event), node resources, and DRA allocation, reservation,
+PostFilter deallocation and binding conditions. Each step waits for the work to settle."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from fakeapi.client import Client
+from fakeapi.clock import VirtualClock
+from fakeapi.controlplane import ControlPlane
+from fakeapi.errors import ApiError
+from tests.controllers.harness import running_plane
+
+Obj = dict[str, Any]
+CLAIMS = "resourceclaims.resource.k8s.io"
+DRIVER = "gpu.example.com"
+NS = "default"
+
+
+@pytest.fixture
+async def plane() -> AsyncIterator[ControlPlane]:
+    async with running_plane("scheduler", seed=3) as p:
+        yield p
+
+
+@pytest.fixture
+def admin(plane: ControlPlane) -> Client:
+    return plane.cluster.client("test")
+
+
+def node(name: str, *, cpu: str = "4", labels: dict[str, str] | None = None) -> Obj:
+    return {"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
+                                                  **(labels or {})}},
+            "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"}}}
+
+
+def pod(name: str, *, cpu: str | None = None, claims: list[Obj] | None = None,
+        **spec: Any) -> Obj:
+    container: Obj = {"name": "c", "image": "busybox"}
+    if cpu:
+        container["resources"] = {"requests": {"cpu": cpu}}
+    if claims:
+        container.setdefault("resources", {})["claims"] = [{"name": c["name"]} for c in claims]
+    body: Obj = {"metadata": {"name": name, "namespace": NS},
+                 "spec": {"containers": [container], **spec}}
+    if claims:
+        body["spec"]["resourceClaims"] = claims
+    return body
+
+
+def device_class(name: str = DRIVER) -> Obj:
+    return {"metadata": {"name": name}, "spec": {"selectors": [
+        {"cel": {"expression": f'device.driver == "{DRIVER}"'}}]}}
+
+
+def gpu_slice(node_name: str, devices: int = 1, **device: Any) -> Obj:
+    return {"metadata": {"name": f"{node_name}-gpus"}, "spec": {
+        "driver": DRIVER, "nodeName": node_name,
+        "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
+        "devices": [{"name": f"gpu-{i}", **device} for i in range(devices)]}}
+
+
+def claim(name: str, request: str = "gpu", class_name: str = DRIVER) -> Obj:
+    return {"metadata": {"name": name, "namespace": NS}, "spec": {"devices": {"requests": [
+        {"name": request, "exactly": {"deviceClassName": class_name}}]}}}
+
+
+async def scheduled(plane: ControlPlane, admin: Client, name: str) -> Obj:
+    await plane.settle()
+    return await admin.get("pods", name, NS)
+
+
+def condition(p: Obj) -> Obj | None:
+    return next((c for c in (p.get("status") or {}).get("conditions") or []
+                 if c["type"] == "PodScheduled"), None)
+
+
+async def events(admin: Client, name: str) -> list[tuple[str, str, str]]:
+    return [(e["type"], e["reason"], e["message"]) for e in await admin.list("events", NS)
+            if e["involvedObject"]["name"] == name]
+
+
+async def test_a_pod_is_bound_with_an_event(plane: ControlPlane, admin: Client) -> None:
+    await admin.create("nodes", node("n1"))
+    await admin.create("pods", pod("web"))
+    p = await scheduled(plane, admin, "web")
+    assert p["spec"]["nodeName"] == "n1"
+    assert condition(p) is not None and condition(p)["status"] == "True"  # type: ignore[index]
+    assert await events(admin, "web") == [
+        ("Normal", "Scheduled", "Successfully assigned default/web to n1")]
+
+
+async def test_no_nodes_then_a_node(plane: ControlPlane, admin: Client) -> None:
+    await admin.create("pods", pod("web"))
+    p = await scheduled(plane, admin, "web")
+    assert "nodeName" not in p["spec"]
+    assert condition(p) == {"type": "PodScheduled", "status": "False",
+                            "reason": "Unschedulable",
+                            "message": "no nodes available to schedule pods",
+                            "lastTransitionTime": condition(p)["lastTransitionTime"]}  # type: ignore[index]
+    assert await events(admin, "web") == [
+        ("Warning", "FailedScheduling", "no nodes available to schedule pods")]
+    await admin.create("nodes", node("n1"))
+    assert (await scheduled(plane, admin, "web"))["spec"]["nodeName"] == "n1"
+
+
+async def test_another_schedulers_pod_is_left_alone(plane: ControlPlane, admin: Client) -> None:
+    await admin.create("nodes", node("n1"))
+    await admin.create("pods", pod("mine", schedulerName="my-scheduler"))
+    p = await scheduled(plane, admin, "mine")
+    assert "nodeName" not in p["spec"] and condition(p) is None
+    assert await events(admin, "mine") == []
+
+
+async def test_reasons_and_a_label_change(plane: ControlPlane, admin: Client) -> None:
+    await admin.create("nodes", node("n1", labels={"zone": "b"}))
+    await admin.create("nodes", {**node("n2"), "spec": {"taints": [
+        {"key": "dedicated", "value": "ml", "effect": "NoSchedule"}]}})
+    await admin.create("pods", pod("web", nodeSelector={"zone": "a"}))
+    p = await scheduled(plane, admin, "web")
+    assert condition(p)["message"] == (  # type: ignore[index]
+        "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
+        "1 node(s) had untolerated taint {dedicated: ml}. preemption: 0/2 nodes are "
+        "available: 2 Preemption is not helpful for scheduling.")
+    await admin.patch("nodes", "n1", {"metadata": {"labels": {"zone": "a"}}})
+    assert (await scheduled(plane, admin, "web"))["spec"]["nodeName"] == "n1"
+
+
+async def test_cpu_is_accounted_and_freed(plane: ControlPlane, admin: Client) -> None:
+    await admin.create("nodes", node("n1", cpu="1"))
+    await admin.create("pods", pod("a", cpu="600m"))
+    await admin.create("pods", pod("b", cpu="600m"))
+    a, b = await scheduled(plane, admin, "a"), await admin.get("pods", "b", NS)
+    assert a["spec"]["nodeName"] == "n1" and "nodeName" not in b["spec"]
+    assert condition(b)["message"] == (  # type: ignore[index]
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+        "1 No preemption victims found for incoming pod.")
+    await admin.delete("pods", "a", NS)
+    assert (await scheduled(plane, admin, "b"))["spec"]["nodeName"] == "n1"
+
+
+async def test_pods_spread_over_nodes(plane: ControlPlane, admin: Client) -> None:
+    for n in ("n1", "n2", "n3"):
+        await admin.create("nodes", node(n))
+    for i in range(6):
+        await admin.create("pods", pod(f"p{i}", cpu="500m"))
+    await plane.settle()
+    placed = [p["spec"]["nodeName"] for p in await admin.list("pods", NS)]
+    assert sorted(placed.count(n) for n in ("n1", "n2", "n3")) == [2, 2, 2]
+
+
+# ----- DRA ---------------------------------------------------------------------------------
+
+
+async def gpus(admin: Client, *nodes: str, devices: int = 1, **device: Any) -> None:
+    await admin.create("deviceclasses.resource.k8s.io", device_class())
+    for n in nodes:
+        await admin.create("nodes", node(n))
+        await admin.create("resourceslices.resource.k8s.io", gpu_slice(n, devices, **device))
+
+
+async def test_a_claim_is_allocated_reserved_and_the_pod_bound(plane: ControlPlane,
+                                                               admin: Client) -> None:
+    await gpus(admin, "n1", "n2", devices=2)
+    await admin.create(CLAIMS, claim("c"))
+    await admin.create("pods", pod("p", claims=[{"name": "gpu", "resourceClaimName": "c"}]))
+    p = await scheduled(plane, admin, "p")
+    c = await admin.get(CLAIMS, "c", NS)
+    node_name = p["spec"]["nodeName"]
+    allocation = c["status"]["allocation"]
+    assert allocation["devices"]["results"] == [
+        {"request": "gpu", "driver": DRIVER, "pool": node_name, "device": "gpu-0"}]
+    assert allocation["nodeSelector"] == {"nodeSelectorTerms": [{"matchFields": [
+        {"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}
+    assert allocation["allocationTimestamp"]
+    assert c["status"]["reservedFor"] == [
+        {"resource": "pods", "name": "p", "uid": p["metadata"]["uid"]}]
+    assert c["metadata"]["finalizers"] == ["resource.kubernetes.io/delete-protection"]
+
+
+async def test_a_shared_claim_pins_the_second_pod_to_its_node(plane: ControlPlane,
+                                                              admin: Client) -> None:
+    await gpus(admin, "n1", "n2", "n3")
+    await admin.create(CLAIMS, claim("shared"))
+    ref = [{"name": "gpu", "resourceClaimName": "shared"}]
+    await admin.create("pods", pod("a", claims=ref))
+    first = (await scheduled(plane, admin, "a"))["spec"]["nodeName"]
+    for name in ("b", "c"):
+        await admin.create("pods", pod(name, claims=ref))
+    await plane.settle()
+    assert {p["spec"]["nodeName"] for p in await admin.list("pods", NS)} == {first}
+    reserved = (await admin.get(CLAIMS, "shared", NS))["status"]["reservedFor"]
+    assert sorted(r["name"] for r in reserved) == ["a", "b", "c"]
+
+
+async def test_devices_run_out(plane: ControlPlane, admin: Client) -> None:
+    await gpus(admin, "n1")
+    for name in ("c1", "c2"):
+        await admin.create(CLAIMS, claim(name))
+    await admin.create("pods", pod("a", claims=[{"name": "gpu", "resourceClaimName": "c1"}]))
+    await admin.create("pods", pod("b", claims=[{"name": "gpu", "resourceClaimName": "c2"}]))
+    await plane.settle()
+    bound = {p["metadata"]["name"]: p["spec"].get("nodeName")
+             for p in await admin.list("pods", NS)}
+    assert sorted(map(str, bound.values())) == ["None", "n1"]
+    waiting = "a" if bound["a"] is None else "b"
+    p = await admin.get("pods", waiting, NS)
+    assert condition(p)["message"] == (  # type: ignore[index]
+        "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
+    assert ("Warning", "FailedScheduling", condition(p)["message"]) in await events(  # type: ignore[index]
+        admin, waiting)
+
+
+async def test_a_missing_class_is_named(plane: ControlPlane, admin: Client) -> None:
+    await gpus(admin, "n1")
+    await admin.create(CLAIMS, claim("c", class_name="nope"))
+    await admin.create("pods", pod("p", claims=[{"name": "gpu", "resourceClaimName": "c"}]))
+    p = await scheduled(plane, admin, "p")
+    assert condition(p)["message"] == (  # type: ignore[index]
+        "0/1 nodes are available: request gpu: device class nope does not exist. no new "
+        "claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not "
+        "helpful for scheduling.")
+    await admin.create("deviceclasses.resource.k8s.io", device_class("nope"))
+    assert (await scheduled(plane, admin, "p"))["spec"]["nodeName"] == "n1"
+
+
+async def test_a_template_claim_waits_silently_for_its_claim(plane: ControlPlane,
+                                                             admin: Client) -> None:
+    await gpus(admin, "n1")
+    await admin.create("pods", pod("p", claims=[{"name": "gpu",
+                                                 "resourceClaimTemplateName": "t"}]))
+    p = await scheduled(plane, admin, "p")
+    assert condition(p) is None and await events(admin, "p") == []  # upstream's PreEnqueue
+    made = await admin.create(CLAIMS, {**claim("p-gpu-abcde"), "metadata": {
+        "name": "p-gpu-abcde", "namespace": NS, "ownerReferences": [{
+            "apiVersion": "v1", "kind": "Pod", "name": "p", "uid": p["metadata"]["uid"],
+            "controller": True, "blockOwnerDeletion": True}]}})
+    await admin.patch("pods", "p", {"status": {"resourceClaimStatuses": [
+        {"name": "gpu", "resourceClaimName": made["metadata"]["name"]}]}}, namespace=NS,
+        subresource="status")
+    assert (await scheduled(plane, admin, "p"))["spec"]["nodeName"] == "n1"
+
+
+async def test_postfilter_deallocates_an_unreserved_claim_elsewhere(plane: ControlPlane,
+                                                                    admin: Client) -> None:
+    await gpus(admin, "n1", "n2")
+    await admin.create(CLAIMS, claim("c"))
+    await admin.create("pods", pod("a", claims=[{"name": "gpu", "resourceClaimName": "c"}]))
+    first = (await scheduled(plane, admin, "a"))["spec"]["nodeName"]
+    other = "n2" if first == "n1" else "n1"
+    await admin.delete("pods", "a", NS)
+    c = await admin.get(CLAIMS, "c", NS)  # no claim controller: unreserve by hand
+    c["status"]["reservedFor"] = []
+    await admin.update(CLAIMS, c, subresource="status")
+    await admin.create("pods", pod("b", nodeSelector={"kubernetes.io/hostname": other},
+                                   claims=[{"name": "gpu", "resourceClaimName": "c"}]))
+    p = await scheduled(plane, admin, "b")
+    assert p["spec"]["nodeName"] == other  # deallocated, then allocated again on `other`
+    assert (await admin.get(CLAIMS, "c", NS))["status"]["allocation"]["devices"]["results"][
+        0]["pool"] == other
+    messages = [m for _, reason, m in await events(admin, "b") if reason == "FailedScheduling"]
+    assert messages and "deallocation of ResourceClaim completed" in messages[0]
+
+
+async def test_binding_conditions_are_waited_for(plane: ControlPlane, admin: Client) -> None:
+    await gpus(admin, "n1", bindingConditions=["Attached"],
+               bindingFailureConditions=["AttachFailed"])
+    await admin.create(CLAIMS, claim("c"))
+    await admin.create("pods", pod("p", claims=[{"name": "gpu", "resourceClaimName": "c"}]))
+    p = await scheduled(plane, admin, "p")
+    assert "nodeName" not in p["spec"]
+    c = await admin.get(CLAIMS, "c", NS)
+    result = c["status"]["allocation"]["devices"]["results"][0]
+    assert result["bindingConditions"] == ["Attached"]
+    c["status"]["devices"] = [{"driver": DRIVER, "pool": "n1", "device": "gpu-0", "conditions": [
+        {"type": "Attached", "status": "True", "reason": "Done", "message": "",
+         "lastTransitionTime": "2026-01-01T00:00:00Z"}]}]
+    await admin.update(CLAIMS, c, subresource="status")
+    assert (await scheduled(plane, admin, "p"))["spec"]["nodeName"] == "n1"
+
+
+async def test_a_binding_timeout_deallocates_and_retries(plane: ControlPlane,
+                                                        admin: Client) -> None:
+    clock = plane.clock
+    assert isinstance(clock, VirtualClock)
+    await gpus(admin, "n1", bindingConditions=["Attached"],
+               bindingFailureConditions=["AttachFailed"])
+    await admin.create(CLAIMS, claim("c"))
+    await admin.create("pods", pod("p", claims=[{"name": "gpu", "resourceClaimName": "c"}]))
+    await plane.settle()
+    first = (await admin.get(CLAIMS, "c", NS))["status"]["allocation"]["allocationTimestamp"]
+    await clock.advance(599)
+    assert ("Warning", "FailedScheduling", TIMEOUT) not in await events(admin, "p")
+    await clock.advance(2)
+    assert ("Warning", "FailedScheduling", TIMEOUT) in await events(admin, "p")
+    p = await admin.get("pods", "p", NS)
+    assert "nodeName" not in p["spec"]
+    assert condition(p)["reason"] == "SchedulerError"  # type: ignore[index]
+    again = (await admin.get(CLAIMS, "c", NS))["status"]["allocation"]["allocationTimestamp"]
+    assert again > first  # deallocated, then allocated again by the retry
+
+
+async def test_a_binding_failure_condition_fails_at_once(plane: ControlPlane,
+                                                         admin: Client) -> None:
+    await gpus(admin, "n1", bindingConditions=["Attached"],
+               bindingFailureConditions=["AttachFailed"])
+    await admin.create(CLAIMS, claim("c"))
+    await admin.create("pods", pod("p", claims=[{"name": "gpu", "resourceClaimName": "c"}]))
+    await plane.settle()
+    c = await admin.get(CLAIMS, "c", NS)
+    c["status"]["devices"] = [{"driver": DRIVER, "pool": "n1", "device": "gpu-0", "conditions": [
+        {"type": "AttachFailed", "status": "True", "reason": "Broken", "message": "",
+         "lastTransitionTime": "2026-01-01T00:00:00Z"}]}]
+    await admin.update(CLAIMS, c, subresource="status")
+    await plane.settle()
+    assert ("Warning", "FailedScheduling",
+            "claim default/c: a binding failure condition is true") in await events(admin, "p")
+
+
+TIMEOUT = "binding timeout: the device binding conditions did not become true"
+
+
+# ----- why is my pod pending? ----------------------------------------------------------------
+
+
+def explain(plane: ControlPlane, name: str) -> Obj:
+    scheduler = plane.components["scheduler"]
+    return scheduler.explain(NS, name)  # type: ignore[attr-defined, no-any-return]
+
+
+async def test_explain_names_each_nodes_first_filter_and_device_causes(
+        plane: ControlPlane, admin: Client) -> None:
+    await gpus(admin, "n1", devices=2)
+    await admin.create("nodes", {**node("n2"), "spec": {"taints": [
+        {"key": "maintenance", "value": "", "effect": "NoSchedule"}]}})
+    await admin.create("nodes", node("n3"))  # no GPUs
+    await admin.create(CLAIMS, claim("busy"))
+    await admin.create("pods", pod("first", nodeName="", claims=[
+        {"name": "gpu", "resourceClaimName": "busy"}]))
+    await plane.settle()
+    await admin.create(CLAIMS, {**claim("two"), "spec": {"devices": {"requests": [
+        {"name": "gpu", "exactly": {"deviceClassName": DRIVER, "count": 2}}]}}})
+    await admin.create("pods", pod("second", claims=[{"name": "gpu",
+                                                      "resourceClaimName": "two"}]))
+    await plane.settle()
+    report = explain(plane, "second")
+    assert report["state"] == "pending" and report["nodeName"] is None
+    assert report["message"].startswith("0/3 nodes are available:")
+    by_node = {n["node"]: n for n in report["nodes"]}
+    assert by_node["n2"] == {"node": "n2", "feasible": False, "plugin": "TaintToleration",
+                             "reasons": ["node(s) had untolerated taint {maintenance: }"]}
+    assert by_node["n1"]["plugin"] == "DynamicResources"
+    assert by_node["n1"]["devices"] == [
+        {"claim": "default/two", "request": "gpu", "ruledOut": {"in use": 1}}]
+    assert by_node["n3"]["devices"] == [
+        {"claim": "default/two", "request": "gpu", "ruledOut": {}}]
+    assert explain(plane, "first")["state"] == "scheduled"
+
+
+async def test_explain_before_any_node_and_unknown_pods(plane: ControlPlane,
+                                                        admin: Client) -> None:
+    await admin.create("nodes", node("n1"))
+    await admin.create("pods", pod("p", claims=[{"name": "gpu",
+                                                 "resourceClaimTemplateName": "t"}]))
+    await plane.settle()
+    report = explain(plane, "p")
+    assert report["preFilter"] == 'pod "default/p": ResourceClaim not created yet'
+    assert report["nodes"] == []
+    with pytest.raises(ApiError) as e:
+        explain(plane, "nobody")
+    assert (e.value.code, e.value.message) == (404, 'pods "nobody" not found')
