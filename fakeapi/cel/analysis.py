@@ -41,6 +41,10 @@ def field_issues(ast: CheckedAst, fields: tuple[str, ...]) -> Iterator[tuple[Nod
         if (node.kind == "select" and node.target is not None and node.target.kind == "ident"
                 and node.target.name == DEVICE and node.name not in fields):
             yield node, f"undefined field '{node.name}'"
+        elif (node.kind == "call" and node.name == "_?._" and len(node.args) == 2
+              and node.args[0].kind == "ident" and node.args[0].name == DEVICE
+              and node.args[1].value not in fields):
+            yield node, f"undefined field '{node.args[1].value}'"
 
 
 def format_issue(ast: CheckedAst, expression: str, node: Node, message: str) -> str:
@@ -130,6 +134,9 @@ def _is_timestamp(text: str) -> bool:
 
 def _homogeneous(ast: CheckedAst, node: Node) -> Iterator[tuple[Node, str]]:
     """Same as cel-go's homogeneousAggregateLiteralValidator: one type per literal."""
+    if any(n.id not in ast.types for n in node.args) or any(
+            k is None or k.id not in ast.types or v.id not in ast.types for k, v in node.entries):
+        return  # an engine without a checker knows only some types: judge only what it knows
     if node.kind == "list":
         first: str | None = None
         for item in node.args:

@@ -18,6 +18,7 @@ from typing import Any
 import celpy
 import celpy.celtypes as ct
 import lark
+import lark.exceptions
 from celpy import evaluation as ev
 from celpy.celparser import CELParseError, CELParser
 
@@ -36,6 +37,7 @@ from fakeapi.cel.library import (
     Overload,
     format_errors,
     pick,
+    same,
     to_string,
 )
 from fakeapi.cel.model import CelError, DeviceInput, Features, Program, eval_error
@@ -130,6 +132,28 @@ def _dispatcher(name: str, overloads: list[Overload]) -> Callable[..., Any]:
     return call
 
 
+def _equality(negate: bool) -> Callable[[Any, Any], Any]:
+    """CEL's heterogeneous equality (`"a" == 1` is false, `1 == 1.0` true), which celpy lacks."""
+    def call(a: Any, b: Any) -> Any:
+        for v in (a, b):
+            if isinstance(v, ev.CELEvalError):
+                return v
+        return ct.BoolType(same(to_plain(a), to_plain(b)) != negate)
+    return call
+
+
+def _ordering(name: str, base: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """Same as upstream's CrossTypeNumericComparisons: int, uint and double compare."""
+    def call(a: Any, b: Any) -> Any:
+        x, y = to_plain(a), to_plain(b)
+        if (isinstance(x, int | float) and isinstance(y, int | float)
+                and not isinstance(x, bool) and not isinstance(y, bool)):
+            return ct.BoolType({"_<_": x < y, "_<=_": x <= y, "_>_": x > y,
+                                "_>=_": x >= y}[name])
+        return base(a, b)
+    return call
+
+
 def _string_fn(*args: Any) -> Any:
     if len(args) == 1 and isinstance(args[0], Semver | IP | CIDR | URL | ct.BoolType | list):
         return ct.StringType(to_string(to_plain(args[0])))
@@ -177,6 +201,9 @@ def _functions(features: Features) -> dict[str, Any]:
         table.setdefault(fn.name, []).extend(fn.overloads)
     out: dict[str, Any] = {name: _dispatcher(name, ovs) for name, ovs in table.items()}
     out["string"] = _string_fn
+    out["_==_"], out["_!=_"] = _equality(False), _equality(True)
+    for op in ("_<_", "_<=_", "_>_", "_>=_"):
+        out[op] = _ordering(op, ev.base_functions[op])
     for name in FORMAT_NAMES:
         out[f"format.{name}"] = lambda n=name: NamedFormat(n)
     out["format.named"] = _format_named
@@ -194,8 +221,21 @@ class _Evaluator(ev.Evaluator):
     def sub_evaluator(self, ast: lark.Tree) -> ev.Evaluator:
         return _Evaluator(ast, activation=self.activation)
 
+    def member_index(self, tree: lark.Tree) -> Any:
+        container, index = self.visit_children(tree)
+        if isinstance(container, list) and isinstance(index, int) \
+                and not isinstance(index, bool) and not -1 < index < len(container):
+            return ev.CELEvalError(f"index '{index}' out of range in list size "
+                                   f"'{len(container)}'", IndexError, ())
+        return super().member_index(tree)
+
     def member_dot_arg(self, tree: lark.Tree) -> Any:
         namespace = _namespace(tree.children[0])
+        if namespace is None and str(tree.children[1]) == "min" and len(tree.children) == 2:
+            target = self.visit(tree.children[0])  # celpy's own `min` is a macro; ours isn't
+            if isinstance(target, ev.CELEvalError):
+                return target
+            return self.activation.resolve_function("min")(target)
         if namespace is None:
             return super().member_dot_arg(tree)
         method = str(tree.children[1])
@@ -396,19 +436,19 @@ def compile_program(expression: str, purpose: str, features: Features) -> Progra
     except CELParseError as e:
         offset = _line_offset(expression, e.line or 1, e.column or 1)
         return [CelError("compilation failed: " + analysis.format_at(
-            expression, offset, "Syntax error: " + _first_line(str(e.args[0]) if e.args else
-                                                               "invalid syntax")))]
+            expression, offset, "Syntax error: " + _syntax_reason(e)))]
     conv = _Converter()
     try:
         root = conv.convert(tree)
     except (ValueError, AttributeError, IndexError) as e:
         return [CelError(f"compilation failed: {e}")]
-    ast = CheckedAst(root, conv.positions, expression)
+    known = {n.id: t for n in walk(root) if (t := _static_type(n)) != "dyn"}
+    ast = CheckedAst(root, conv.positions, expression, known)
     fields = analysis.device_fields(features)
     functions = _functions(features)
     issues = [*conv.unsupported, *analysis.field_issues(ast, fields),
               *analysis.literal_issues(ast), *_undeclared(root, functions),
-              *_typed_field_mismatches(root, fields)]
+              *_operand_mismatches(root)]
     if issues:
         issues.sort(key=lambda i: ast.offset(i[0]))
         return [CelError("compilation failed: " + "\n".join(
@@ -423,8 +463,15 @@ def compile_program(expression: str, purpose: str, features: Features) -> Progra
                    _expr=_Compiled(tree, features), engine=NAME)
 
 
-def _first_line(text: str) -> str:
-    return text.strip().split("\n")[0]
+def _syntax_reason(e: CELParseError) -> str:
+    """cel-go's wording for the two syntax errors lark reports."""
+    cause = e.__context__
+    if isinstance(cause, lark.exceptions.UnexpectedToken):
+        token = cause.token
+        return f"mismatched input '{'<EOF>' if token.type == '$END' else token.value}'"
+    if isinstance(cause, lark.exceptions.UnexpectedCharacters):
+        return f"token recognition error at: '{cause.char}'"
+    return "invalid syntax"
 
 
 def _line_offset(expression: str, line: int, column: int) -> int:
@@ -438,10 +485,10 @@ def _undeclared(root: Node, functions: dict[str, Any]) -> Iterator[tuple[Node, s
 
     def visit(node: Node, scope: frozenset[str]) -> Iterator[tuple[Node, str]]:
         if node.kind == "ident" and node.name not in scope and node.name != "device":
-            yield node, f"undeclared reference to '{node.name}'"
+            yield node, f"undeclared reference to '{node.name}' (in container '')"
         if node.kind == "call" and node.name not in known and not node.name.startswith("_") \
-                and node.name != "@in":
-            yield node, f"undeclared reference to '{node.name}'"
+                and node.name not in ("@in", "!_", "-_"):
+            yield node, f"undeclared reference to '{node.name}' (in container '')"
         if node.kind == "comprehension":
             c = node.comp
             yield from visit(c["range"], scope)
@@ -509,17 +556,24 @@ def _static_type(node: Node) -> str:
     return "dyn"
 
 
-def _typed_field_mismatches(root: Node, fields: tuple[str, ...]) -> Iterator[tuple[Node, str]]:
-    """`device.driver == 1`: the checker knows both sides, no overload matches."""
+_SCALARS = {"int", "uint", "double", "string", "bool", "bytes", "null_type",
+            "kubernetes.Semver", "kubernetes.Quantity", "net.IP", "net.CIDR", "kubernetes.URL"}
+_NUMBERS = {"int", "uint", "double"}
+_ORDERING = {"_<_", "_<=_", "_>_", "_>=_"}
+_OPERATORS = {"_==_", "_!=_", "_+_", "_-_", "_*_", "_/_", "_%_"} | _ORDERING
+
+
+def _operand_mismatches(root: Node) -> Iterator[tuple[Node, str]]:
+    """`device.driver == 1`, `1 + "a"`: both operand types known, no overload matches."""
     for node in walk(root):
-        if node.kind == "call" and node.name in ("_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_") \
-                and len(node.args) == 2:
-            a, b = (_static_type(x) for x in node.args)
-            typed = any(analysis.is_device_field(x, fields) for x in node.args)
-            if typed and "dyn" not in (a, b) and a != b and not a.startswith("map") \
-                    and not b.startswith("map"):
-                yield node, (f"found no matching overload for '{node.name}' applied to "
-                             f"'({a}, {b})'")
+        if node.kind != "call" or node.name not in _OPERATORS or len(node.args) != 2:
+            continue
+        a, b = (_static_type(x) for x in node.args)
+        if a == b or not {a, b} <= _SCALARS:
+            continue
+        if node.name in _ORDERING and {a, b} <= _NUMBERS:
+            continue  # same as upstream's CrossTypeNumericComparisons
+        yield node, f"found no matching overload for '{node.name}' applied to '({a}, {b})'"
 
 
 # ----- evaluate ----------------------------------------------------------------------------

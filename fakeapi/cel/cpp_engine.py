@@ -312,6 +312,9 @@ def _type_name(engine: str) -> str:
         if engine.startswith(prefix) and engine.endswith(">"):
             inner = _split_type_args(engine[len(prefix):-1])
             return f"{name}({', '.join(_type_name(p) for p in inner)})"
+    if engine.endswith(">") and "<" in engine:  # optional_type<dyn>
+        head, _, args = engine[:-1].partition("<")
+        return f"{head}({', '.join(_type_name(p) for p in _split_type_args(args))})"
     return {"BOOL": "bool", "INT": "int", "UINT": "uint", "DOUBLE": "double",
             "STRING": "string", "BYTES": "bytes", "DYN": "dyn", "NULL": "null_type",
             "TIMESTAMP": "google.protobuf.Timestamp",
@@ -344,7 +347,6 @@ def engine_message(text: str) -> str:
     """Strip cel-cpp's status decorations so the text reads like cel-go's issues.String()."""
     text = re.sub(r"^[A-Z_]+: ", "", text.strip())
     text = re.sub(r"\s*\[[A-Z_]+\]$", "", text)
-    text = text.replace(" (in container '')", "")
     return _rename(text)
 
 

@@ -245,8 +245,6 @@ class URL:
         err = f"URL parse error during conversion from string: parse {_go_quote(text)}: "
         if any(ord(c) < 0x20 or ord(c) == 0x7F for c in text):
             raise LibraryError(err + "net/url: invalid control character in URL")
-        if " " in text.split("?")[0] and not text.startswith("/"):
-            raise LibraryError(err + "invalid URI for request")
         parts = urllib.parse.urlsplit(text)
         if not parts.scheme and not text.startswith("/"):
             raise LibraryError(err + "invalid URI for request")
