@@ -8,6 +8,14 @@ strings, lists and sets extensions, two-variable comprehensions and, with list-t
 attributes, `includes()`. An unknown domain is an empty map; a missing key is a runtime
 error with upstream's hint.
 
+What upstream 1.37 enables, and so this does: DRA compiles with the base environment at the
+compatibility version 1.36 (NewExpressions, admission; the DRA declarations shaped by the
+gates) or with every declaration (StoredExpressions, the allocator: `stored=True`). Both have
+URLs, regex, quantity, IP, CIDR, format, semver (v1), strings (v2), sets, lists (ext v3 and
+the k8s library), two-variable comprehensions, optional types, cross-type numeric
+comparisons and the AST validators; DRA adds `cel.bind` and, with DRAListTypeAttributes,
+`includes()`. The authz libraries need an `authorizer` variable DRA doesn't declare.
+
 Two engines (see `engines`): cel-expr-python by default, cel-python where that one doesn't
 install. Callers never see them: `compile()` returns a `Program` or `CelError`s, `matches()`
 and `evaluate()` raise `CelEvalError`. Compiled programs are cached, bounded.

@@ -248,7 +248,12 @@ def compile_program(expression: str, purpose: str, features: Features) -> Progra
             parsed = decode(_parser().compile(expression, disable_check=True).serialize())
     except RuntimeError as e:
         return [CelError("compilation failed: " + engine_message(str(e)))]
-    rewritten = _typed_fields(parsed, expression, fields)
+    reserved = [n for n in walk(parsed.root) if n.kind == "ident" and n.name in _RESERVED]
+    if reserved and not _binds_reserved(parsed):
+        return [CelError("compilation failed: " + "\n".join(analysis.format_issue(
+            parsed, expression, n, f"undeclared reference to '{n.name}' (in container '')")
+            for n in reserved))]
+    rewritten = _typed_fields(parsed, expression, fields) if not reserved else expression
     try:
         with _lock:
             expr = env.compile(rewritten)
@@ -274,10 +279,17 @@ def compile_program(expression: str, purpose: str, features: Features) -> Progra
                    _expr=_Compiled(expr, _variables(ast)), engine=NAME)
 
 
+_RESERVED = frozenset(f"device_{f}" for f in _DEVICE_VARS)
+
+
+def _binds_reserved(parsed: CheckedAst) -> bool:
+    """Whether a comprehension names its variable like one of ours (then it shadows ours)."""
+    return any(n.kind == "comprehension" and _RESERVED & {
+        n.comp.get(k) for k in ("iter_var", "iter_var2", "accu_var")} for n in walk(parsed.root))
+
+
 def _typed_fields(parsed: CheckedAst, expression: str, fields: tuple[str, ...]) -> str:
     """`device.driver` → `device_driver` wherever it is a plain field selection."""
-    if re.search(r"\bdevice_", expression):
-        return expression  # a user identifier could collide: keep upstream's error for it
     chars = list(expression)
     for node in walk(parsed.root):
         if not analysis.is_device_field(node, fields) or node.test_only:
