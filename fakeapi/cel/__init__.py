@@ -45,11 +45,15 @@ from fakeapi.cel.model import (
 from fakeapi.cel.values import Semver, plain, type_name
 
 __all__ = [
-    "DERIVED", "ENGINES", "MAX_COST", "MAX_EXPRESSION_LENGTH", "NO_SUCH_KEY_HINT", "SELECTOR",
+    "DERIVED", "ENGINE", "ENGINES", "MAX_COST", "MAX_EXPRESSION_LENGTH", "NO_SUCH_KEY_HINT",
+    "SELECTOR",
     "CelError", "CelEvalError", "DeviceInput", "EngineUnavailable", "Features", "Program",
     "Semver", "available_engines", "cache", "compile", "default_engine", "device_input",
     "estimate_cost", "evaluate", "matches", "set_default_engine",
 ]
+
+ENGINE = engines.CEL_EXPR_PYTHON
+"""The default engine's name (kept from the single-engine interface)."""
 
 cache = engines.CompileCache()
 """The process's compile cache (`cache.hits`, `cache.misses`, `len(cache)`)."""
