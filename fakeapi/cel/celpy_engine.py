@@ -11,11 +11,11 @@ types, two-variable comprehensions, most compile-time type errors) is listed in 
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import celpy
 import celpy.celtypes as ct
 import lark
 import lark.exceptions
@@ -192,6 +192,7 @@ def _opt_method(kind: str) -> Callable[..., Any]:
     return call
 
 
+@functools.lru_cache(maxsize=8)
 def _functions(features: Features) -> dict[str, Any]:
     table: dict[str, list[Overload]] = {}
     fns: list[Function] = [*KUBERNETES, *LIST_INDEX, *STRINGS_EXT, *LISTS_EXT, *SETS_EXT]
@@ -399,12 +400,8 @@ def _offset(at: Any) -> int:
     return getattr(meta, "start_pos", 0) if meta is not None and not meta.empty else 0
 
 
-_literal_lock = threading.Lock()
-
-
 def _literal(t: Any) -> Any:
-    with _literal_lock:
-        return ev.Evaluator(t, ev.Activation()).literal(t)
+    return ev.Evaluator(t, ev.Activation()).literal(t)
 
 
 # ----- compile -----------------------------------------------------------------------------
@@ -610,5 +607,3 @@ def _runtime_message(e: ev.CELEvalError) -> str:
         return "no such overload"
     return message
 
-
-__all__ = ["NAME", "compile_program", "evaluate", "celpy"]
