@@ -14,7 +14,8 @@ import re
 from collections.abc import Iterator
 
 from fakeapi.cel.ast import CheckedAst, Node, walk
-from fakeapi.cel.model import SELECTOR, Features
+from fakeapi.cel.cost import Estimator
+from fakeapi.cel.model import SELECTOR, CelError, Features, Program
 
 DEVICE = "device"
 DEVICE_FIELDS = ("driver", "attributes", "capacity")
@@ -190,3 +191,15 @@ def check_output(out: str, purpose: str, features: Features) -> str:
             " or a list of these" if features.list_attributes else "")
         return f"must evaluate to one of {kinds} or the unknown type, not {out}"
     return ""
+
+
+def finish(ast: CheckedAst, *, purpose: str, features: Features, output_type: str,
+           handle: object, engine: str) -> Program | list[CelError]:
+    """The last compile steps every engine shares: the result-type rule, domains, the cost."""
+    problem = check_output(output_type, purpose, features)
+    if problem:
+        return [CelError(problem)]
+    domains, dynamic = lookup_domains(ast)
+    return Program(expression=ast.source, purpose=purpose, cost=Estimator(ast).total(),
+                   output_type=output_type, domains=domains, dynamic_domains=dynamic,
+                   _expr=handle, engine=engine)

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import struct
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+V = TypeVar("V")
 
 
 @dataclasses.dataclass
@@ -102,26 +104,27 @@ def decode(serialized: bytes) -> CheckedAst:
         elif number == info_field:
             for n, _, v in _fields(value):
                 if n == 4:  # map<int64, int32> positions
-                    k = p = 0
-                    for en, _, ev in _fields(v):
-                        if en == 1:
-                            k = _signed(ev)
-                        elif en == 2:
-                            p = _signed(ev)
+                    k, p = _map_entry(v, _signed, 0)
                     positions[k] = p
                 elif n == 2:
                     source = bytes(v).decode()
         elif number == 3 and not parsed:  # map<int64, Type> type_map
-            k, t = 0, "dyn"
-            for en, _, ev in _fields(value):
-                if en == 1:
-                    k = _signed(ev)
-                elif en == 2:
-                    t = decode_type(ev)
+            k, t = _map_entry(value, decode_type, "dyn")
             types[k] = t
     if root is None:
         raise ValueError("expression without expr")
     return CheckedAst(root, positions, source, types)
+
+
+def _map_entry(buf: bytes, value: Callable[[Any], V], default: V) -> tuple[int, V]:
+    """One entry of a protobuf map with int64 keys."""
+    key, out = 0, default
+    for n, _, v in _fields(buf):
+        if n == 1:
+            key = _signed(v)
+        elif n == 2:
+            out = value(v)
+    return key, out
 
 
 _PRIMITIVES = {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "bytes"}
@@ -193,22 +196,15 @@ def _decode_expr(buf: bytes) -> Node:
         elif n == 4:
             node.kind = "ident"
             node.name = next((bytes(x).decode() for fn, _, x in _fields(v) if fn == 1), "")
-        elif n == 5:
-            node.kind = "select"
+        elif n in (5, 6):  # select (operand, field, test_only) or call (target, fn, args)
+            node.kind = "select" if n == 5 else "call"
             for fn, _, x in _fields(v):
                 if fn == 1:
                     node.target = _decode_expr(x)
                 elif fn == 2:
                     node.name = bytes(x).decode()
-                elif fn == 3:
+                elif fn == 3 and n == 5:
                     node.test_only = bool(x)
-        elif n == 6:
-            node.kind = "call"
-            for fn, _, x in _fields(v):
-                if fn == 1:
-                    node.target = _decode_expr(x)
-                elif fn == 2:
-                    node.name = bytes(x).decode()
                 elif fn == 3:
                     node.args.append(_decode_expr(x))
         elif n == 7:

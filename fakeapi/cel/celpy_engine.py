@@ -24,7 +24,6 @@ from celpy.celparser import CELParseError, CELParser
 
 from fakeapi.cel import analysis
 from fakeapi.cel.ast import CheckedAst, Node, walk
-from fakeapi.cel.cost import Estimator
 from fakeapi.cel.library import (
     DRA_INCLUDES,
     FORMAT_NAMES,
@@ -450,14 +449,9 @@ def compile_program(expression: str, purpose: str, features: Features) -> Progra
         issues.sort(key=lambda i: ast.offset(i[0]))
         return [CelError("compilation failed: " + "\n".join(
             analysis.format_issue(ast, expression, n, m) for n, m in issues))]
-    out = _static_type(root)
-    problem = analysis.check_output(out, purpose, features)
-    if problem:
-        return [CelError(problem)]
-    domains, dynamic = analysis.lookup_domains(ast)
-    return Program(expression=expression, purpose=purpose, cost=Estimator(ast).total(),
-                   output_type=out, domains=domains, dynamic_domains=dynamic,
-                   _expr=_Compiled(tree, features), engine=NAME)
+    return analysis.finish(ast, purpose=purpose, features=features,
+                           output_type=_static_type(root), handle=_Compiled(tree, features),
+                           engine=NAME)
 
 
 def _syntax_reason(e: CELParseError) -> str:

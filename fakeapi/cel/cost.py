@@ -76,24 +76,23 @@ class Estimator:
         return cost + 1, shape.field(node.name) or _UNKNOWN
 
     def _list(self, node: Node, scope: dict[str, _Shape]) -> tuple[int, _Shape]:
-        cost, items = 10, []
-        for a in node.args:
-            c, s = self.visit(a, scope)
-            cost += c
-            items.append(s)
-        biggest = max(items, key=lambda s: s.size, default=_Shape(0))
-        return cost, _Shape(len(node.args), biggest)
+        return self._literal(10, [], node.args, scope)
 
     def _struct(self, node: Node, scope: dict[str, _Shape]) -> tuple[int, _Shape]:
-        cost, vals = 30, []
-        for k, v in node.entries:
-            if k is not None:
-                cost += self.visit(k, scope)[0]
-            c, s = self.visit(v, scope)
+        keys = [k for k, _ in node.entries if k is not None]
+        return self._literal(30, keys, [v for _, v in node.entries], scope)
+
+    def _literal(self, base: int, keys: list[Node], items: list[Node],
+                 scope: dict[str, _Shape]) -> tuple[int, _Shape]:
+        """A list or map literal: creation cost plus its parts; sized by its biggest item."""
+        cost = base + sum(self.visit(k, scope)[0] for k in keys)
+        shapes = []
+        for item in items:
+            c, shape = self.visit(item, scope)
             cost += c
-            vals.append(s)
-        biggest = max(vals, key=lambda s: s.size, default=_Shape(0))
-        return cost, _Shape(len(node.entries), biggest)
+            shapes.append(shape)
+        biggest = max(shapes, key=lambda s: s.size, default=_Shape(0))
+        return cost, _Shape(len(items), biggest)
 
     def _comprehension(self, node: Node, scope: dict[str, _Shape]) -> tuple[int, _Shape]:
         c = node.comp

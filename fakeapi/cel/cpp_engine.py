@@ -24,7 +24,6 @@ from cel_expr_python import cel as _cel
 
 from fakeapi.cel import analysis
 from fakeapi.cel.ast import CheckedAst, decode, walk
-from fakeapi.cel.cost import Estimator
 from fakeapi.cel.library import (
     DRA_INCLUDES,
     FORMAT_NAMES,
@@ -269,14 +268,10 @@ def compile_program(expression: str, purpose: str, features: Features) -> Progra
                                     *analysis.literal_issues(ast))]
     if issues:
         return [CelError("compilation failed: " + "\n".join(_rename(i) for i in issues))]
-    out = _rename(_type_name(expr.return_type().name()))
-    problem = analysis.check_output(out, purpose, features)
-    if problem:
-        return [CelError(problem)]
-    domains, dynamic = analysis.lookup_domains(ast)
-    return Program(expression=expression, purpose=purpose, cost=Estimator(ast).total(),
-                   output_type=out, domains=domains, dynamic_domains=dynamic,
-                   _expr=_Compiled(expr, _variables(ast)), engine=NAME)
+    ast.source = expression  # the user's text, not the rewritten one
+    return analysis.finish(ast, purpose=purpose, features=features,
+                           output_type=_rename(_type_name(expr.return_type().name())),
+                           handle=_Compiled(expr, _variables(ast)), engine=NAME)
 
 
 _RESERVED = frozenset(f"device_{f}" for f in _DEVICE_VARS)

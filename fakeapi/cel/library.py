@@ -91,11 +91,7 @@ def _semver(text: str, normalize: bool = False) -> Semver:
 
 
 def _is_semver(text: str, normalize: bool = False) -> bool:
-    try:
-        Semver.parse(text, normalize)
-    except LibraryError:
-        return False
-    return True
+    return _parses(lambda t: Semver.parse(t, normalize))(text)
 
 
 def _compare(a: Any, b: Any) -> int:
@@ -128,22 +124,23 @@ def _q_arith(sign: int) -> Callable[[Quantity, Any], Quantity]:
     return op
 
 
-def _q_is_quantity(text: str) -> bool:
-    try:
-        Quantity.parse(text)
-    except LibraryError:
-        return False
-    return True
+def _parses(parse: Callable[[str], Any]) -> Callable[[str], bool]:
+    """`isQuantity()`, `isIP()`, ...: whether the text parses (upstream: no error, just false)."""
+    def check(text: str) -> bool:
+        try:
+            parse(text)
+        except LibraryError:
+            return False
+        return True
+    return check
+
+
+_q_is_quantity = _parses(Quantity.parse)
 
 
 # ----- ip and cidr -------------------------------------------------------------------------
 
-def _is_ip(text: str) -> bool:
-    try:
-        IP.parse(text)
-    except LibraryError:
-        return False
-    return True
+_is_ip = _parses(IP.parse)
 
 
 def _ip_is_canonical(text: str) -> bool:
@@ -169,12 +166,7 @@ def _is_link_local_multicast(ip: IP) -> bool:
     return a.is_multicast and (int(a) >> 112) & 0xF == 2
 
 
-def _is_cidr(text: str) -> bool:
-    try:
-        CIDR.parse(text)
-    except LibraryError:
-        return False
-    return True
+_is_cidr = _parses(CIDR.parse)
 
 
 def _cidr_contains_ip(c: CIDR, ip: Any) -> bool:
@@ -195,12 +187,7 @@ def _cidr_masked(c: CIDR) -> CIDR:
 
 # ----- url ---------------------------------------------------------------------------------
 
-def _is_url(text: str) -> bool:
-    try:
-        URL.parse(text)
-    except LibraryError:
-        return False
-    return True
+_is_url = _parses(URL.parse)
 
 
 def _url_hostname(u: URL) -> str:
