@@ -17,7 +17,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from fakeapi import authn, features
+from fakeapi import authn, cel, features
 from fakeapi.cluster import ClusterConfig
 from fakeapi.controlplane import ALL_COMPONENTS, ControlPlane
 from fakeapi.kubeconfig import read_kubeconfig, write_kubeconfig
@@ -54,6 +54,15 @@ def parse_components(text: str) -> str:
     return text
 
 
+def parse_cel_engine(text: str) -> str:
+    """`--cel-engine`: one of the CEL engines, installed here."""
+    try:
+        cel.engines.load(text)
+    except cel.EngineUnavailable as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     parser = argparse.ArgumentParser(prog="fakeapi", description=__doc__)
@@ -73,6 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="components to run: '*' for all on by default, 'name' to enable, '-name' to "
              "disable (kube-controller-manager's --controllers syntax); known: "
              + ", ".join(s.name for s in ALL_COMPONENTS))
+    serve.add_argument(
+        "--cel-engine", type=parse_cel_engine, metavar="ENGINE",
+        help="CEL engine for selectors and derived attributes: " + ", ".join(cel.ENGINES)
+             + f" (default: ${cel.engines.ENV_VAR}, else the first that is installed)")
     serve.add_argument("--log-level", default="WARNING")
     explain = sub.add_parser("explain", help="why is my pod pending? ask a running server")
     explain.add_argument("what", choices=["pod"], help="what to explain")
@@ -110,6 +123,8 @@ def explain_pod(args: argparse.Namespace) -> int:
 
 async def serve(args: argparse.Namespace) -> int:
     """Start, print one ready line, run until SIGINT/SIGTERM, flush, exit 0."""
+    if args.cel_engine:
+        cel.set_default_engine(args.cel_engine)
     plane = ControlPlane(ClusterConfig(data_dir=args.data_dir,
                                        feature_gates=args.feature_gates, seed=args.seed),
                          components=args.components)
