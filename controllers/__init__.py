@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from controllers.garbage_collector import GarbageCollector
 from controllers.namespace import NamespaceController
+from controllers.resourceclaim import ResourceClaimController
 from fakeapi.runtime.component import ComponentSpec
 
 COMPONENTS: tuple[ComponentSpec, ...] = (
@@ -12,5 +13,7 @@ COMPONENTS: tuple[ComponentSpec, ...] = (
     ComponentSpec(name="garbage-collector", build=GarbageCollector,
                   service_account="generic-garbage-collector",
                   help="follows ownerReferences: Background, Foreground and Orphan deletion"),
+    ComponentSpec(name="resource-claim-controller", build=ResourceClaimController,
+                  help="claims from templates for Pods and PodGroups; frees unused claims"),
 )
 """The controllers this package offers (names as kube-controller-manager's --controllers)."""

@@ -17,6 +17,7 @@ from typing import Any, Generic, TypeVar
 
 from fakeapi.client import Client
 from fakeapi.clock import Clock
+from fakeapi.features import FeatureGates, GateReader
 from fakeapi.runtime.informer import Informer, Informers, Obj, object_key
 from fakeapi.runtime.supervisor import Component
 from fakeapi.runtime.workqueue import WorkQueue, process
@@ -36,6 +37,8 @@ class ComponentContext:
     clock: Clock
     random: random.Random
     """A stream of the component's own, reproducible under a seed."""
+    gates: GateReader = dataclasses.field(default_factory=FeatureGates)
+    """The feature gates in effect (kube-controller-manager reads the same set)."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -48,6 +51,13 @@ class ComponentSpec:
     """The kube-system service account it acts as (its name when empty; see rbac.py)."""
     enabled_by_default: bool = True
     help: str = ""
+    required_gates: tuple[str, ...] = ()
+    """Feature gates that must all be on for the component to run (upstream's
+    requiredFeatureGates of a controller); with one off it is not started."""
+
+    def gated_off(self, gates: GateReader) -> bool:
+        """Whether a required gate is off."""
+        return not all(gates.enabled(g) for g in self.required_gates)
 
 
 class ComponentSelectionError(ValueError):

@@ -4,7 +4,8 @@ components under test, started and settled."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
 
 from fakeapi.clock import VirtualClock
 from fakeapi.cluster import ClusterConfig
@@ -12,12 +13,20 @@ from fakeapi.controlplane import ControlPlane
 
 
 @contextlib.asynccontextmanager
-async def running_plane(components: str, *, seed: int = 1) -> AsyncIterator[ControlPlane]:
-    """A seeded control plane on a virtual clock running `components`, settled once started,
-    stopped on exit."""
-    plane = ControlPlane(ClusterConfig(seed=seed), clock=VirtualClock(), components=components)
+async def running_plane(components: str, *, seed: int = 1,
+                        gates: Mapping[str, bool] | None = None,
+                        data_dir: Path | None = None,
+                        clock: VirtualClock | None = None,
+                        settle: bool = True) -> AsyncIterator[ControlPlane]:
+    """A seeded control plane on a virtual clock running `components` (with these feature
+    gates, durable in `data_dir` when given), settled once started unless `settle` is
+    False (to stop it mid-way), stopped on exit."""
+    plane = ControlPlane(ClusterConfig(seed=seed, feature_gates=dict(gates or {}),
+                                       data_dir=data_dir),
+                         clock=clock or VirtualClock(), components=components)
     await plane.start()
-    await plane.settle()
+    if settle:
+        await plane.settle()
     try:
         yield plane
     finally:
