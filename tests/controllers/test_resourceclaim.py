@@ -310,11 +310,14 @@ async def test_the_last_consumer_gone_deallocates(plane: ControlPlane, admin: Cl
     await admin.create(CLAIMS, dra.claim("mine"))
     pod = await admin.create("pods", dra.pod("p", node="worker-1",
                                               claims=[dra.by_name("gpu", "mine")]))
-    await dra.allocate(admin, "mine", reserved_for=[dra.consumer(pod)])
+    allocated = await dra.allocate(admin, "mine", reserved_for=[dra.consumer(pod)])
+    allocated["status"]["devices"] = [{"driver": dra.DRIVER, "pool": "worker-1",
+                                       "device": "gpu-0", "data": {"healthy": True}}]
+    await admin.update(CLAIMS, allocated, subresource="status")  # what the driver reports
     await admin.delete("pods", "p", "default")
     await plane.settle()
     mine = await admin.get(CLAIMS, "mine", "default")
-    assert mine["status"] == {}
+    assert mine["status"] == {}  # allocation and the driver's device status both gone
     assert not mine["metadata"].get("finalizers")
 
 
