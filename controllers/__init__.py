@@ -5,6 +5,8 @@ from __future__ import annotations
 from controllers.garbage_collector import GarbageCollector
 from controllers.namespace import NamespaceController
 from controllers.resourceclaim import ResourceClaimController
+from controllers.resourcepoolstatus import GATE as POOL_STATUS_GATE
+from controllers.resourcepoolstatus import ResourcePoolStatusRequestController
 from fakeapi.runtime.component import ComponentSpec
 
 COMPONENTS: tuple[ComponentSpec, ...] = (
@@ -15,5 +17,9 @@ COMPONENTS: tuple[ComponentSpec, ...] = (
                   help="follows ownerReferences: Background, Foreground and Orphan deletion"),
     ComponentSpec(name="resource-claim-controller", build=ResourceClaimController,
                   help="claims from templates for Pods and PodGroups; frees unused claims"),
+    ComponentSpec(name="resourcepoolstatusrequest-controller",
+                  build=ResourcePoolStatusRequestController,
+                  required_gates=(POOL_STATUS_GATE,),
+                  help="answers ResourcePoolStatusRequests once; deletes them after 1 h / 24 h"),
 )
 """The controllers this package offers (names as kube-controller-manager's --controllers)."""

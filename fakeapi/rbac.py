@@ -613,7 +613,7 @@ _CONTROLLERS: dict[str, list[Obj]] = {
     "resourcepoolstatusrequest-controller": [
         rule(("delete", *READ), (_RESOURCE,), ("resourcepoolstatusrequests",)),
         rule(("patch", "update"), (_RESOURCE,), ("resourcepoolstatusrequests/status",)),
-        rule(READ, (_RESOURCE,), ("resourceslices", "resourceclaims", "deviceclasses")),
+        rule(READ, (_RESOURCE,), ("resourceslices", "resourceclaims", "devicetaintrules")),
         *_events(),
     ],
 }
