@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from controllers.devicetainteviction import NAME as TAINT_EVICTION
+from controllers.devicetainteviction import DeviceTaintEvictionController
 from controllers.garbage_collector import GarbageCollector
 from controllers.namespace import NamespaceController
 from controllers.resourceclaim import ResourceClaimController
@@ -21,5 +23,8 @@ COMPONENTS: tuple[ComponentSpec, ...] = (
                   build=ResourcePoolStatusRequestController,
                   required_gates=(POOL_STATUS_GATE,),
                   help="answers ResourcePoolStatusRequests once; deletes them after 1 h / 24 h"),
+    ComponentSpec(name=TAINT_EVICTION, build=DeviceTaintEvictionController,
+                  required_gates=("DRADeviceTaints",),
+                  help="evicts the users of devices with a NoExecute taint; rule conditions"),
 )
 """The controllers this package offers (names as kube-controller-manager's --controllers)."""
