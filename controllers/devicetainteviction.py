@@ -40,6 +40,9 @@ SLICES = "resourceslices.resource.k8s.io"
 RULES = "devicetaintrules.resource.k8s.io"
 NAME = "device-taint-eviction-controller"
 CONDITION = "EvictionInProgress"
+BY_POOL = "devicetainteviction:pool"
+SLICES_BY_POOL = "devicetainteviction:slice-pool"
+"""Informer indexes of this controller: allocated claims and slices by `driver/pool`."""
 RULE_STATUS_PERIOD = 10.0
 """Same as upstream ruleStatusPeriod: seconds between rule status updates while evicting."""
 EVICTION_REASON = "DeviceTaintManagerEviction"
@@ -76,13 +79,15 @@ class DeviceTaintEvictionController(Controller[Key]):
         served = {k.resource_id for k in self.client.resources()}
         self.rules: Informer | None = (self.watch(RULES, self._rule_changed)
                                        if RULES in served else None)
-        self.pods.cache.add_index("claim", _pod_claims)
-        self.claims.cache.add_index("pool", _allocated_pools)
-        self.slices.cache.add_index("pool", _slice_pool)
+        self.pods.cache.add_index(pc.CLAIMS_INDEX, pc.claims_index)
+        self.claims.cache.add_index(BY_POOL, _allocated_pools)
+        self.slices.cache.add_index(SLICES_BY_POOL, _slice_pool)
         self.evicted: dict[str, int] = {}
         """Rule uid → pods evicted because of it since the controller started."""
         self.pending: set[tuple[str, str]] = set()
         """Pods waiting for their eviction time (a cancel gets an Event)."""
+        self.deleting: set[str] = set()
+        """Uids of Pods deleted here whose deletion the informer has not delivered yet."""
 
     # ----- informer handlers: changes → keys ------------------------------------------------
 
@@ -90,7 +95,10 @@ class DeviceTaintEvictionController(Controller[Key]):
         meta = pod["metadata"]
         if type_ == "DELETED":
             self.pending.discard((meta.get("namespace", ""), meta["name"]))
+            self.deleting.discard(meta["uid"])
             return []
+        if meta.get("deletionTimestamp"):
+            self.deleting.discard(meta["uid"])  # going: no longer counted as pending anyway
         if old is not None and _claim_view(old) == _claim_view(pod):
             return []  # e.g. the condition this controller added
         return [("pod", meta.get("namespace", ""), meta["name"])]
@@ -101,8 +109,8 @@ class DeviceTaintEvictionController(Controller[Key]):
     def _slice_changed(self, type_: str, slice_: Obj, old: Obj | None) -> list[Key]:
         if old is not None and _no_execute(old) == _no_execute(slice_):
             return []
-        return [k for c in self.claims.cache.by_index("pool", _slice_pool(slice_)[0])
-                for k in self._users(c)]
+        pool = _slice_pool(slice_)[0]
+        return [k for c in self.claims.cache.by_index(BY_POOL, pool) for k in self._users(c)]
 
     def _rule_changed(self, type_: str, rule: Obj, old: Obj | None) -> list[Key]:
         keys: list[Key] = []
@@ -119,8 +127,8 @@ class DeviceTaintEvictionController(Controller[Key]):
 
     def _users(self, claim: Obj) -> list[Key]:
         ns = claim["metadata"].get("namespace", "")
-        return [("pod", ns, p["metadata"]["name"])
-                for p in self.pods.cache.by_index("claim", f"{ns}/{claim['metadata']['name']}")]
+        users = self.pods.cache.by_index(pc.CLAIMS_INDEX, f"{ns}/{claim['metadata']['name']}")
+        return [("pod", ns, p["metadata"]["name"]) for p in users]
 
     # ----- what must go, and when --------------------------------------------------------------
 
@@ -129,7 +137,7 @@ class DeviceTaintEvictionController(Controller[Key]):
 
     def _device(self, driver: str, pool: str, name: str) -> Obj | None:
         """A published device of the pool's newest generation."""
-        slices = self.slices.cache.by_index("pool", f"{driver}/{pool}")
+        slices = self.slices.cache.by_index(SLICES_BY_POOL, f"{driver}/{pool}")
         if not slices:
             return None
         newest = max(int(((s.get("spec") or {}).get("pool") or {}).get("generation") or 0)
@@ -258,6 +266,8 @@ class DeviceTaintEvictionController(Controller[Key]):
             if e.code != 404:
                 raise
             return
+        if self.pods.cache.get(meta["name"], ns) is not None:
+            self.deleting.add(meta["uid"])
         log.info("%s: evicted pod %s/%s", self.name, ns, meta["name"])
         for name in eviction.rules:
             rule = self.rules.cache.get(name) if self.rules is not None else None
@@ -335,6 +345,8 @@ class DeviceTaintEvictionController(Controller[Key]):
         namespaces: set[str] = set()
         pods = 0
         for pod in self.pods.cache.list():
+            if pod["metadata"]["uid"] in self.deleting:
+                continue  # evicted already
             eviction = self.pod_eviction(pod, rules)
             if eviction is not None and name in eviction.rules:
                 pods += 1
@@ -387,11 +399,6 @@ def _selected(rule: Obj, claim: Obj) -> bool:
     allocation = (claim.get("status") or {}).get("allocation") or {}
     return any(rule_selects(rule, r.get("driver", ""), r.get("pool", ""), r.get("device", ""))
                for r in (allocation.get("devices") or {}).get("results") or [])
-
-
-def _pod_claims(pod: Obj) -> list[str]:
-    ns = pod["metadata"].get("namespace", "")
-    return [f"{ns}/{n}" for n in pc.known_claim_names(pod)]
 
 
 def _allocated_pools(claim: Obj) -> list[str]:

@@ -57,6 +57,17 @@ def known_claim_names(owner: Obj) -> Iterator[str]:
             yield name
 
 
+def claims_index(owner: Obj) -> list[str]:
+    """Index values `namespace/claim` of the claims an owner names (the informer index
+    `claim` on Pods, shared by the controllers that read it)."""
+    ns = owner["metadata"].get("namespace", "")
+    return [f"{ns}/{n}" for n in known_claim_names(owner)]
+
+
+CLAIMS_INDEX = "podclaims:claim"
+"""The name of that index."""
+
+
 def controller_uid(obj: Obj, api_version: str, kind: str) -> str:
     """The uid of the controlling owner of that kind (upstream IsControlledBy), or ""."""
     for ref in obj["metadata"].get("ownerReferences") or []:

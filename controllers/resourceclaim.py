@@ -48,6 +48,11 @@ CREATION_FAILED = "FailedResourceClaimCreation"
 """Same as upstream: a template claim could not be created."""
 CLAIM_NOT_FOUND = "ResourceClaimNotFound"
 """A Pod names a ResourceClaim that does not exist (the scheduler waits for it)."""
+BY_TEMPLATE = "resourceclaim:template"
+BY_GROUP = "resourceclaim:podgroup"
+BY_OWNER = "resourceclaim:owner"
+BY_CONSUMER = "resourceclaim:consumer"
+"""Informer indexes of this controller (names of its own: the informers are shared)."""
 DELETED_UIDS_MAX = 500
 """Same as upstream maxUIDCacheEntries: deleted Pods and PodGroups remembered."""
 
@@ -68,13 +73,13 @@ class ResourceClaimController(Controller[Key]):
         served = {k.resource_id for k in self.client.resources()}
         self.groups: Informer | None = (self.watch(POD_GROUPS, self._group_changed)
                                         if POD_GROUPS in served else None)
-        self.pods.cache.add_index("claim", _pod_claim_index)
-        self.pods.cache.add_index("template", _template_index)
-        self.pods.cache.add_index("podgroup", _pod_group_index)
-        self.claims.cache.add_index("owner", _owner_index)
-        self.claims.cache.add_index("consumer", _consumer_index)
+        self.pods.cache.add_index(pc.CLAIMS_INDEX, pc.claims_index)
+        self.pods.cache.add_index(BY_TEMPLATE, _template_index)
+        self.pods.cache.add_index(BY_GROUP, _pod_group_index)
+        self.claims.cache.add_index(BY_OWNER, _owner_index)
+        self.claims.cache.add_index(BY_CONSUMER, _consumer_index)
         if self.groups is not None:
-            self.groups.cache.add_index("template", _template_index)
+            self.groups.cache.add_index(BY_TEMPLATE, _template_index)
         self.deleted: collections.OrderedDict[str, None] = collections.OrderedDict()
         """Uids of Pods and PodGroups seen deleted (upstream's uidCache)."""
         self.created = PendingClaims()
@@ -97,7 +102,7 @@ class ResourceClaimController(Controller[Key]):
         if gone or pc.pod_done(pod):
             keys += [("claim", ns, n) for n in pc.known_claim_names(pod)]
             keys += [("claim", ns, o["metadata"]["name"])
-                     for o in self.claims.cache.by_index("consumer", meta["uid"])]
+                     for o in self.claims.cache.by_index(BY_CONSUMER, meta["uid"])]
         elif not meta.get("deletionTimestamp"):
             keys.append(("pod", ns, meta["name"]))
         return keys
@@ -110,7 +115,7 @@ class ResourceClaimController(Controller[Key]):
         if type_ != "DELETED":
             keys.append(("claim", ns, meta["name"]))
         keys += [("pod", ns, p["metadata"]["name"])
-                 for p in self.pods.cache.by_index("claim", f"{ns}/{meta['name']}")]
+                 for p in self.pods.cache.by_index(pc.CLAIMS_INDEX, f"{ns}/{meta['name']}")]
         if type_ == "DELETED" and self.groups is not None:
             owner = pc.controller_uid(claim, pc.POD_GROUP_API_VERSION, "PodGroup")
             keys += [("podgroup", ns, g["metadata"]["name"])
@@ -123,22 +128,22 @@ class ResourceClaimController(Controller[Key]):
         meta = template["metadata"]
         ns, value = meta.get("namespace", ""), f"{meta.get('namespace', '')}/{meta['name']}"
         keys: list[Key] = [("pod", ns, p["metadata"]["name"])
-                           for p in self.pods.cache.by_index("template", value)]
+                           for p in self.pods.cache.by_index(BY_TEMPLATE, value)]
         if self.groups is not None:
             keys += [("podgroup", ns, g["metadata"]["name"])
-                     for g in self.groups.cache.by_index("template", value)]
+                     for g in self.groups.cache.by_index(BY_TEMPLATE, value)]
         return keys
 
     def _group_changed(self, type_: str, group: Obj, old: Obj | None) -> list[Key]:
         meta = group["metadata"]
         ns = meta.get("namespace", "")
         keys: list[Key] = [("pod", ns, p["metadata"]["name"]) for p in
-                           self.pods.cache.by_index("podgroup", f"{ns}/{meta['name']}")]
+                           self.pods.cache.by_index(BY_GROUP, f"{ns}/{meta['name']}")]
         if type_ == "DELETED":
             self._forget(meta["uid"])
             keys += [("claim", ns, n) for n in pc.known_claim_names(group)]
             keys += [("claim", ns, o["metadata"]["name"])
-                     for o in self.claims.cache.by_index("consumer", meta["uid"])]
+                     for o in self.claims.cache.by_index(BY_CONSUMER, meta["uid"])]
         elif not meta.get("deletionTimestamp"):
             keys.append(("podgroup", ns, meta["name"]))
         return keys
@@ -175,7 +180,8 @@ class ResourceClaimController(Controller[Key]):
     def _generated(self, owner: Obj, owner_claim: str) -> Obj | None:
         """A claim generated for this owner's claim (owned by it, with the annotation)."""
         uid = owner["metadata"]["uid"]
-        for claim in [*self.claims.cache.by_index("owner", uid), *self.created.owned_by(uid)]:
+        for claim in [*self.claims.cache.by_index(BY_OWNER, uid),
+                      *self.created.owned_by(uid)]:
             if (claim["metadata"].get("annotations") or {}).get(
                     pc.POD_CLAIM_ANNOTATION) == owner_claim:
                 return claim
@@ -567,11 +573,6 @@ def _event_message(pod: Obj, why: str) -> str:
             if pod_claim.get(key) and f'"{pod_claim[key]}"' in why:
                 return f"PodResourceClaim {pod_claim['name']}: {why}"
     return why
-
-
-def _pod_claim_index(pod: Obj) -> list[str]:
-    ns = pod["metadata"].get("namespace", "")
-    return [f"{ns}/{n}" for n in pc.known_claim_names(pod)]
 
 
 def _template_index(owner: Obj) -> list[str]:
