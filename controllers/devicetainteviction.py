@@ -23,11 +23,11 @@ from typing import Any
 
 import controllers.podclaims as pc
 from controllers.devicetaints import rule_selects, rule_taint
-from controllers.events import NORMAL, EventRecorder, object_reference
 from fakeapi import taints
 from fakeapi.clock import parse_time, rfc3339
 from fakeapi.errors import ApiError
 from fakeapi.runtime.component import ComponentContext, Controller
+from fakeapi.runtime.events import NORMAL, EventRecorder, object_reference
 from fakeapi.runtime.informer import Informer
 
 log = logging.getLogger(__name__)
@@ -227,8 +227,8 @@ class DeviceTaintEvictionController(Controller[Key]):
             if (namespace, name) in self.pending:
                 self.pending.discard((namespace, name))
                 if pod is not None:
-                    await self.events.record(object_reference(pod, "v1", "Pod"), NORMAL,
-                                             EVICTION_REASON, "Cancelling deletion")
+                    await self.events.event(_pod_ref(pod), NORMAL, EVICTION_REASON,
+                                            "Cancelling deletion")
             return
         for rule in eviction.rules:
             self.queue.add(("rule", "", rule))  # pods pending: the rule's status may change
@@ -253,8 +253,8 @@ class DeviceTaintEvictionController(Controller[Key]):
         if current["metadata"]["uid"] != meta["uid"] or current["metadata"].get(
                 "deletionTimestamp"):
             return  # replaced, or already going
-        await self.events.record(object_reference(current, "v1", "Pod"), NORMAL,
-                                 EVICTION_REASON, "Marking for deletion")
+        await self.events.event(_pod_ref(current), NORMAL, EVICTION_REASON,
+                                "Marking for deletion")
         conditions = (current.get("status") or {}).get("conditions") or []
         if not any(all(c.get(k) == v for k, v in DISRUPTION.items()) for c in conditions):
             condition = {**DISRUPTION, "lastTransitionTime": rfc3339(self.clock.now())}
@@ -371,6 +371,10 @@ class DeviceTaintEvictionController(Controller[Key]):
 
 
 # ----- helpers ---------------------------------------------------------------------------------
+
+
+def _pod_ref(pod: Obj) -> Obj:
+    return object_reference(pod, api_version="v1", kind="Pod")
 
 
 def _count(n: int, one: str, many: str) -> str:

@@ -27,10 +27,10 @@ import logging
 from typing import Any
 
 import controllers.podclaims as pc
-from controllers.events import WARNING, EventRecorder, object_reference
 from fakeapi.clock import rfc3339
 from fakeapi.errors import ApiError
 from fakeapi.runtime.component import ComponentContext, Controller
+from fakeapi.runtime.events import WARNING, EventRecorder, object_reference
 from fakeapi.runtime.informer import Informer
 
 log = logging.getLogger(__name__)
@@ -309,10 +309,10 @@ class ResourceClaimController(Controller[Key]):
         current = _pod_condition(pod, "PodScheduled")
         ours = current is not None and _reported_by_us(current)
         if missing and self.missing.get(uid) != message:
-            ref = object_reference(pod, "v1", "Pod")
+            ref = object_reference(pod, api_version="v1", kind="Pod")
             for why in missing:
                 reason = CLAIM_NOT_FOUND if why.startswith("resourceclaim.") else CREATION_FAILED
-                await self.events.record(ref, WARNING, reason, _event_message(pod, why))
+                await self.events.event(ref, WARNING, reason, _event_message(pod, why))
         if missing:
             self.missing[uid] = message
         else:
@@ -328,9 +328,11 @@ class ResourceClaimController(Controller[Key]):
                                     namespace=meta.get("namespace", ""), patch_type="strategic",
                                     subresource="status")
         elif not missing and ours:
+            # only the condition seen (a precondition): the scheduler may have written its own
             await self.client.patch(
                 PODS, meta["name"],
-                {"status": {"conditions": [{"$patch": "delete", "type": "PodScheduled"}]}},
+                {"metadata": {"resourceVersion": meta["resourceVersion"]},
+                 "status": {"conditions": [{"$patch": "delete", "type": "PodScheduled"}]}},
                 namespace=meta.get("namespace", ""), patch_type="strategic",
                 subresource="status")
 
@@ -393,8 +395,9 @@ class ResourceClaimController(Controller[Key]):
                                                    pc.POD_GROUP_API_VERSION, "PodGroup")
             if generated is None:
                 if why:
-                    await self.events.record(
-                        object_reference(group, pc.POD_GROUP_API_VERSION, "PodGroup"),
+                    await self.events.event(
+                        object_reference(group, api_version=pc.POD_GROUP_API_VERSION,
+                                         kind="PodGroup"),
                         WARNING, CREATION_FAILED,
                         f"PodGroupResourceClaim {group_claim['name']}: {why}")
                 continue

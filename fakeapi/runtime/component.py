@@ -38,7 +38,8 @@ class ComponentContext:
     random: random.Random
     """A stream of the component's own, reproducible under a seed."""
     gates: GateReader = dataclasses.field(default_factory=FeatureGates)
-    """The feature gates in effect (kube-controller-manager reads the same set)."""
+    """The feature gates in effect (components behave as their upstream counterpart does
+    under the same gates)."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
