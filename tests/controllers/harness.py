@@ -3,9 +3,11 @@ components under test, started and settled."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from fakeapi.clock import VirtualClock
 from fakeapi.cluster import ClusterConfig
@@ -31,3 +33,16 @@ async def running_plane(components: str, *, seed: int = 1,
         yield plane
     finally:
         await plane.stop()
+
+
+def stall_calls(obj: Any, method: str) -> asyncio.Event:
+    """Make `obj.method` (a component's client call) hang for ever: the component stops
+    mid-way there. The returned event is set once it is reached."""
+    reached = asyncio.Event()
+
+    async def hang(*args: object, **kwargs: object) -> None:
+        reached.set()
+        await asyncio.Event().wait()  # never set: the plane is stopped while waiting
+
+    setattr(obj, method, hang)
+    return reached

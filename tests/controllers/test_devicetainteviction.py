@@ -5,7 +5,6 @@ says what happened, with upstream's messages."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from fakeapi.clock import VirtualClock
 from fakeapi.controlplane import ControlPlane
 from tests.controllers import dra
 from tests.controllers.dra import CLAIMS, RULES, SLICES
-from tests.controllers.harness import running_plane
+from tests.controllers.harness import running_plane, stall_calls
 
 CONTROLLER = "device-taint-eviction-controller"
 
@@ -179,14 +178,7 @@ async def test_stopped_before_the_deletion_a_restart_finishes_the_eviction(
         tmp_path: Path) -> None:
     async with running_plane(CONTROLLER, data_dir=tmp_path) as first:
         admin = first.cluster.client("admin")
-        blocked = asyncio.Event()
-
-        async def hang(*args: object, **kwargs: object) -> dra.Obj:
-            blocked.set()
-            await asyncio.Event().wait()  # never: stopped here
-            raise AssertionError
-
-        first.components[CONTROLLER].client.delete = hang  # type: ignore[method-assign]
+        blocked = stall_calls(first.components[CONTROLLER].client, "delete")
         await admin.create(SLICES, gpu_slice())
         await running_pod(admin, "victim")
         await admin.create(RULES, rule("broken-gpu"))

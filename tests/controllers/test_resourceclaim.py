@@ -19,7 +19,7 @@ from fakeapi.client import Client
 from fakeapi.controlplane import ControlPlane
 from tests.controllers import dra
 from tests.controllers.dra import CLAIMS, POD_GROUPS, TEMPLATES
-from tests.controllers.harness import running_plane
+from tests.controllers.harness import running_plane, stall_calls
 
 CONTROLLERS = "resource-claim-controller,garbage-collector"
 
@@ -352,14 +352,7 @@ async def test_stopped_between_claim_and_pod_status_a_restart_makes_no_duplicate
     async with running_plane(CONTROLLERS, data_dir=tmp_path) as first:
         admin = first.cluster.client("admin")
         controller = first.components["resource-claim-controller"]
-        blocked = asyncio.Event()
-
-        async def hang(*args: object, **kwargs: object) -> dra.Obj:
-            blocked.set()
-            await asyncio.Event().wait()  # never: stopped here
-            raise AssertionError
-
-        controller.client.patch = hang  # type: ignore[method-assign]
+        blocked = stall_calls(controller.client, "patch")
         await admin.create(TEMPLATES, dra.template("t"))
         await admin.create("pods", dra.pod("p", claims=[dra.from_template("a", "t"),
                                                         dra.from_template("b", "t")]))

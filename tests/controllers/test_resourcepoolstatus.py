@@ -5,7 +5,6 @@ restart mid-way processes a request once."""
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,7 +19,7 @@ from fakeapi.controlplane import ControlPlane
 from fakeapi.errors import ApiError
 from tests.controllers import dra
 from tests.controllers.dra import CLAIMS, RPSRS, SLICES
-from tests.controllers.harness import running_plane
+from tests.controllers.harness import running_plane, stall_calls
 
 CONTROLLER = "resourcepoolstatusrequest-controller"
 GATES = {"DRAResourcePoolStatus": True, "DRAPartitionableDevicesType": True}
@@ -170,14 +169,7 @@ async def test_without_the_gate_the_controller_does_not_run() -> None:
 async def test_stopped_before_writing_a_restart_answers_once(tmp_path: Path) -> None:
     async with running_plane(CONTROLLER, gates=GATES, data_dir=tmp_path) as first:
         controller = first.components[CONTROLLER]
-        blocked = asyncio.Event()
-
-        async def hang(*args: object, **kwargs: object) -> dra.Obj:
-            blocked.set()
-            await asyncio.Event().wait()  # never: stopped here
-            raise AssertionError
-
-        controller.client.update = hang  # type: ignore[method-assign]
+        blocked = stall_calls(controller.client, "update")
         await first.cluster.client("admin").create(RPSRS, request("interrupted"))
         await blocked.wait()
     async with running_plane(CONTROLLER, gates=GATES, data_dir=tmp_path) as second:
