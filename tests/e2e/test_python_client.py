@@ -93,8 +93,7 @@ def _wait_for(list_objects: Callable[..., Any], name: str, done: Callable[[Any],
     for event in w.stream(list_objects, field_selector=selector, deserialize=False,
                           resource_version=body["metadata"]["resourceVersion"],
                           timeout_seconds=int(timeout)):
-        obj = event["raw_object"] if isinstance(event, dict) else event
-        if done(obj):
+        if done(event["object"]):  # deserialize=False: the event as decoded JSON
             w.stop()
             return
     raise AssertionError(f"{name} not there after {timeout} s")
