@@ -275,6 +275,19 @@ def modified_drivers(new_status: Mapping[str, Any], old_status: Mapping[str, Any
     return sorted(drivers)
 
 
+def _still_allocated(old_status: Mapping[str, Any],
+                     new_status: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The old status without the device entries of devices the new status deallocates:
+    their removal (dropDeallocatedStatusDevices, when the resource-claim controller frees a
+    claim) is the apiserver's doing, not a driver's write, and needs no driver permission."""
+    results = ((new_status.get("allocation") or {}).get("devices") or {}).get("results") or []
+    kept = {(r.get("driver"), r.get("pool"), r.get("device")) for r in results
+            if isinstance(r, dict)}
+    devices = [d for d in old_status.get("devices") or [] if not isinstance(d, dict)
+               or (d.get("driver"), d.get("pool"), d.get("device")) in kept]
+    return {**old_status, "devices": devices}
+
+
 def allocated_node(status: Mapping[str, Any]) -> str:
     """The single node an allocation's nodeSelector pins (`metadata.name In [node]`), or ""."""
     selector = (status.get("allocation") or {}).get("nodeSelector") or {}
@@ -325,7 +338,7 @@ def claim_status_causes(authorizer: Authorizer, user: UserInfo, verb: str, kind:
                                 "status.reservedFor requires extra permission: "
                                 f"{forbidden(base, decision.reason).message}",
                                 "FieldValueForbidden"))
-    drivers = modified_drivers(new_status, old_status)
+    drivers = modified_drivers(new_status, _still_allocated(old_status, new_status))
     if drivers:
         prefixes = ([ASSOCIATED_NODE, ARBITRARY_NODE]
                     if associated_with_node(user, allocated_node(new_status))

@@ -10,6 +10,7 @@ The CLI, tests and replay all build a `ControlPlane`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 
 import controllers
@@ -30,6 +31,7 @@ from fakeapi.runtime.supervisor import Component, Health, Supervisor
 ALL_COMPONENTS: tuple[ComponentSpec, ...] = (
     *controllers.COMPONENTS, *scheduler.COMPONENTS, *kubelet_emu.COMPONENTS)
 """Every component any package offers, in start order."""
+log = logging.getLogger(__name__)
 INFORMERS_IDENTITY = "system:kube-controller-manager"
 """Who the shared informers list and watch as (upstream's controller-manager user)."""
 
@@ -46,6 +48,9 @@ class ControlPlane:
         self.supervisor = Supervisor(clock=self.clock)
         self.components: dict[str, Component] = {}
         for spec in select(tuple(specs), components):
+            if spec.gated_off(self.cluster.gates):
+                log.info("component %s not started: a feature gate it needs is off", spec.name)
+                continue
             ctx = ComponentContext(
                 name=spec.name,
                 client=self.cluster.component_client(spec.service_account or spec.name),

@@ -598,6 +598,8 @@ _CONTROLLERS: dict[str, list[Obj]] = {
         rule(("patch", "update"), (_RESOURCE,), ("resourceclaims", "resourceclaims/status",
                                                  "resourceclaims/binding")),
         rule(READ, (_SCHEDULING,), ("podgroups",)),
+        # DRAWorkloadResourceClaims: claims generated for a PodGroup are recorded in its status
+        rule(("patch", "update"), (_SCHEDULING,), ("podgroups/status",)),
         *_events(),
     ],
     "device-taint-eviction-controller": [
@@ -611,7 +613,7 @@ _CONTROLLERS: dict[str, list[Obj]] = {
     "resourcepoolstatusrequest-controller": [
         rule(("delete", *READ), (_RESOURCE,), ("resourcepoolstatusrequests",)),
         rule(("patch", "update"), (_RESOURCE,), ("resourcepoolstatusrequests/status",)),
-        rule(READ, (_RESOURCE,), ("resourceslices", "resourceclaims", "deviceclasses")),
+        rule(READ, (_RESOURCE,), ("resourceslices", "resourceclaims", "devicetaintrules")),
         *_events(),
     ],
 }

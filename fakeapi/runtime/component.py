@@ -53,6 +53,13 @@ class ComponentSpec:
     """The kube-system service account it acts as (its name when empty; see rbac.py)."""
     enabled_by_default: bool = True
     help: str = ""
+    required_gates: tuple[str, ...] = ()
+    """Feature gates that must all be on for the component to run (upstream's
+    requiredFeatureGates of a controller); with one off it is not started."""
+
+    def gated_off(self, gates: GateReader) -> bool:
+        """Whether a required gate is off."""
+        return not all(gates.enabled(g) for g in self.required_gates)
 
 
 @runtime_checkable

@@ -3,8 +3,11 @@ components under test, started and settled."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import Any
 
 from fakeapi.clock import VirtualClock
 from fakeapi.cluster import ClusterConfig
@@ -12,13 +15,34 @@ from fakeapi.controlplane import ControlPlane
 
 
 @contextlib.asynccontextmanager
-async def running_plane(components: str, *, seed: int = 1) -> AsyncIterator[ControlPlane]:
-    """A seeded control plane on a virtual clock running `components`, settled once started,
-    stopped on exit."""
-    plane = ControlPlane(ClusterConfig(seed=seed), clock=VirtualClock(), components=components)
+async def running_plane(components: str, *, seed: int = 1,
+                        gates: Mapping[str, bool] | None = None,
+                        data_dir: Path | None = None,
+                        clock: VirtualClock | None = None,
+                        settle: bool = True) -> AsyncIterator[ControlPlane]:
+    """A seeded control plane on a virtual clock running `components` (with these feature
+    gates, durable in `data_dir` when given), settled once started unless `settle` is
+    False (to stop it mid-way), stopped on exit."""
+    plane = ControlPlane(ClusterConfig(seed=seed, feature_gates=dict(gates or {}),
+                                       data_dir=data_dir),
+                         clock=clock or VirtualClock(), components=components)
     await plane.start()
-    await plane.settle()
+    if settle:
+        await plane.settle()
     try:
         yield plane
     finally:
         await plane.stop()
+
+
+def stall_calls(obj: Any, method: str) -> asyncio.Event:
+    """Make `obj.method` (a component's client call) hang for ever: the component stops
+    mid-way there. The returned event is set once it is reached."""
+    reached = asyncio.Event()
+
+    async def hang(*args: object, **kwargs: object) -> None:
+        reached.set()
+        await asyncio.Event().wait()  # never set: the plane is stopped while waiting
+
+    setattr(obj, method, hang)
+    return reached

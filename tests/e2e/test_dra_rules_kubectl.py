@@ -109,10 +109,9 @@ def test_resource_pool_status_request_spec_edit_is_refused(kubectl: Kubectl) -> 
 
 def test_resource_pool_status_request_is_frozen_after_status(kubectl: Kubectl) -> None:
     name = _rpsr(kubectl)
-    kubectl("label", "resourcepoolstatusrequest", name, "team=gpu")  # still pending: allowed
-    done = _docs("invalid/_fixtures/rpsr-completed.yaml")[0]
-    kubectl("patch", "resourcepoolstatusrequest", name, "--subresource=status",
-            "--type=merge", "-p", json.dumps({"status": done["status"]}))
+    # the pool-status controller answers at once; from then on nothing changes
+    kubectl("wait", "--for=condition=Complete", f"resourcepoolstatusrequest/{name}",
+            "--timeout=30s")
     res = kubectl.run("label", "--overwrite", "resourcepoolstatusrequest", name, "team=infra",
                       check=False)
     assert res.returncode != 0

@@ -81,6 +81,24 @@ def _rv(obj: Any) -> int:
     return int(value)
 
 
+def _wait_for(list_objects: Callable[..., Any], name: str, done: Callable[[Any], bool],
+              timeout: float = WAIT_SECONDS) -> None:
+    """Wait on a watch until object `name` (as a dict) satisfies `done`."""
+    selector = f"metadata.name={name}"
+    listed = list_objects(field_selector=selector, _preload_content=False)
+    body = json.loads(listed.data)
+    if any(done(o) for o in body["items"]):
+        return
+    w = watch.Watch()
+    for event in w.stream(list_objects, field_selector=selector, deserialize=False,
+                          resource_version=body["metadata"]["resourceVersion"],
+                          timeout_seconds=int(timeout)):
+        if done(event["object"]):  # deserialize=False: the event as decoded JSON
+            w.stop()
+            return
+    raise AssertionError(f"{name} not there after {timeout} s")
+
+
 def _wait_gone(list_objects: Callable[..., Any], name: str,
                timeout: float = WAIT_SECONDS) -> None:
     """Wait on a watch for the deletion of object `name` (`list_objects` lists its kind)."""
@@ -467,6 +485,9 @@ class SeedCase:
     namespaced: bool
     api: str = "ResourceV1Api"
     ns_labels: dict[str, str] | None = None
+    answered: bool = False
+    """A controller writes its status at once; then the whole object is frozen (seed
+    dra-observability: ResourcePoolStatusRequests)."""
 
     def __str__(self) -> str:
         return self.file.removesuffix(".yaml")
@@ -493,10 +514,10 @@ SEED_CASES = [
              api="SchedulingV1beta1Api"),
     SeedCase("09-check-gpus-rpsr.yaml", "ResourcePoolStatusRequest",
              "V1alpha3ResourcePoolStatusRequest", "resource_pool_status_request", False,
-             api="ResourceV1alpha3Api"),
+             api="ResourceV1alpha3Api", answered=True),
     SeedCase("11-check-gpu-partitions-rpsr.yaml", "ResourcePoolStatusRequest",
              "V1alpha3ResourcePoolStatusRequest", "resource_pool_status_request", False,
-             api="ResourceV1alpha3Api"),
+             api="ResourceV1alpha3Api", answered=True),
 ]
 
 
@@ -537,6 +558,18 @@ def test_seed_crud_with_models(api: client.ApiClient, make_ns: MakeNamespace,
     listed = ops.list(field_selector=f"metadata.name={name}")
     assert [o.metadata.name for o in listed.items] == [name]
     assert all(isinstance(o, model) for o in listed.items)
+
+    if case.answered:  # the controller's status freezes the object
+        _wait_for(ops.list, name, lambda obj: obj.get("status") is not None)
+        read = ops.read(name)
+        read.metadata.labels = {"e2e": "replaced"}
+        with pytest.raises(client.ApiException) as refused:
+            ops.replace(name, read)
+        assert refused.value.status == 422
+        assert "may not be changed once status is set" in str(refused.value.body)
+        ops.delete(name)
+        _wait_gone(ops.list, name)
+        return
 
     read.metadata.labels = {"e2e": "replaced"}
     replaced = ops.replace(name, read)
@@ -657,10 +690,16 @@ def test_resource_claim_from_models(resource: client.ResourceV1Api, ns: str) -> 
     assert [c.metadata.name for c in listed.items] == ["pair"]
 
 
-def test_resource_claim_status_patch(resource: client.ResourceV1Api, ns: str) -> None:
+def test_resource_claim_status_patch(resource: client.ResourceV1Api, core: client.CoreV1Api,
+                                     ns: str) -> None:
     doc = _seed("08-macvlan-claim.yaml", "ResourceClaim")
     created = resource.create_namespaced_resource_claim(
         ns, client.ResourceV1ResourceClaim.from_dict(doc))
+    # the consumer must exist: the resource-claim controller drops reservations of pods
+    # that are gone, as upstream's
+    consumer = core.create_namespaced_pod(ns, client.V1Pod(
+        metadata=_meta("pod-1"), spec=client.V1PodSpec(node_name="worker-1", containers=[
+            client.V1Container(name="c", image="registry.k8s.io/pause:3.10")])))
     device = {"driver": "resource-driver.example.com", "pool": "worker-1", "device": "eth0"}
     status = {
         "allocation": {
@@ -668,8 +707,7 @@ def test_resource_claim_status_patch(resource: client.ResourceV1Api, ns: str) ->
             "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
                 {"key": "metadata.name", "operator": "In", "values": ["worker-1"]}]}]},
         },
-        "reservedFor": [{"resource": "pods", "name": "pod-1",
-                         "uid": "8f6e9c54-0a58-4c43-9c3c-6d0d5f1a2b3c"}],
+        "reservedFor": [{"resource": "pods", "name": "pod-1", "uid": consumer.metadata.uid}],
         "devices": [{**device, "conditions": [{
             "type": "Ready", "status": "True", "reason": "NetworkReady", "message": "up",
             "lastTransitionTime": "2026-01-02T03:04:05Z"}],

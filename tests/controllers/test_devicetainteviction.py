@@ -1,0 +1,190 @@
+"""The device-taint eviction controller on a virtual clock: NoExecute taints of rules and
+slices evict the users of a device (condition, Event, deletion) after any tolerationSeconds,
+tolerated or cancelled evictions keep the Pod, and each rule's EvictionInProgress condition
+says what happened, with upstream's messages."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fakeapi.client import Client
+from fakeapi.clock import VirtualClock
+from fakeapi.controlplane import ControlPlane
+from tests.controllers import dra
+from tests.controllers.dra import CLAIMS, RULES, SLICES
+from tests.controllers.harness import running_plane, stall_calls
+
+CONTROLLER = "device-taint-eviction-controller"
+
+
+@pytest.fixture
+async def plane() -> AsyncIterator[ControlPlane]:
+    async with running_plane(CONTROLLER, seed=5) as p:
+        yield p
+
+
+@pytest.fixture
+def admin(plane: ControlPlane) -> Client:
+    return plane.cluster.client("admin")
+
+
+@pytest.fixture
+def clock(plane: ControlPlane) -> VirtualClock:
+    assert isinstance(plane.clock, VirtualClock)
+    return plane.clock
+
+
+def gpu_slice(*devices: dra.Obj) -> dra.Obj:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"name": "worker-1-gpus"},
+            "spec": {"driver": dra.DRIVER, "nodeName": "worker-1",
+                     "pool": {"name": "worker-1", "generation": 1, "resourceSliceCount": 1},
+                     "devices": list(devices) or [{"name": "gpu-0"}, {"name": "gpu-1"}]}}
+
+
+def rule(name: str, effect: str = "NoExecute", **selector: str) -> dra.Obj:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule",
+            "metadata": {"name": name},
+            "spec": {"deviceSelector": selector or {"driver": dra.DRIVER, "device": "gpu-0"},
+                     "taint": {"key": "gpu.example.com/unhealthy", "value": "ecc",
+                               "effect": effect}}}
+
+
+async def running_pod(admin: Client, name: str, device: str = "gpu-0",
+                      tolerations: list[dra.Obj] | None = None) -> dra.Obj:
+    """A Pod bound to worker-1 using a claim allocated to `device` and reserved for it."""
+    await admin.create(CLAIMS, dra.claim(f"{name}-claim"))
+    pod = await admin.create("pods", dra.pod(name, node="worker-1", claims=[
+        dra.by_name("gpu", f"{name}-claim")]))
+    extra: dict[str, Any] = {"tolerations": tolerations} if tolerations else {}
+    await dra.allocate(admin, f"{name}-claim", results=[dra.result(device, **extra)],
+                       reserved_for=[dra.consumer(pod)])
+    return pod
+
+
+async def condition(admin: Client, name: str) -> dict[str, Any]:
+    [c] = (await admin.get(RULES, name))["status"]["conditions"]
+    return {k: c[k] for k in ("type", "status", "reason", "message")}
+
+
+async def test_a_no_execute_rule_evicts_the_pod_with_upstream_s_traces(
+        plane: ControlPlane, admin: Client, clock: VirtualClock) -> None:
+    await admin.create(SLICES, gpu_slice())
+    victim = await running_pod(admin, "victim")
+    await running_pod(admin, "bystander", device="gpu-1")
+    seen: list[tuple[str, dra.Obj]] = []
+    plane.informers.get("pods").add_handler(lambda t, o, old: seen.append((t, o)))
+    await admin.create(RULES, rule("broken-gpu"))
+    await plane.settle()
+    assert await dra.get_or_none(admin, "pods", "victim") is None
+    assert await dra.get_or_none(admin, "pods", "bystander") is not None
+    [last] = [o for t, o in seen if t == "DELETED"]
+    assert last["metadata"]["uid"] == victim["metadata"]["uid"]
+    [disruption] = [c for c in last["status"]["conditions"] if c["type"] == "DisruptionTarget"]
+    assert (disruption["status"], disruption["reason"], disruption["message"]) == (
+        "True", "DeletionByDeviceTaintManager",
+        "Device Taint manager: deleting due to NoExecute taint")
+    [event] = await dra.events_about(admin, "victim")
+    assert (event["type"], event["reason"], event["message"]) == (
+        "Normal", "DeviceTaintManagerEviction", "Marking for deletion")
+    assert event["source"] == {"component": CONTROLLER}
+    await clock.advance(10)  # (the pending state is seen in the next test)
+    assert await condition(admin, "broken-gpu") == {
+        "type": "EvictionInProgress", "status": "False", "reason": "Completed",
+        "message": "1 pod evicted since starting the controller."}
+
+
+async def test_toleration_seconds_delay_the_eviction(plane: ControlPlane, admin: Client,
+                                                     clock: VirtualClock) -> None:
+    await admin.create(SLICES, gpu_slice())
+    await running_pod(admin, "patient", tolerations=[{
+        "key": "gpu.example.com/unhealthy", "operator": "Exists", "effect": "NoExecute",
+        "tolerationSeconds": 30}])
+    await running_pod(admin, "stubborn", device="gpu-0", tolerations=[{
+        "key": "gpu.example.com/unhealthy", "operator": "Exists", "effect": "NoExecute"}])
+    await admin.create(RULES, rule("broken-gpu"))
+    await plane.settle()
+    assert await condition(admin, "broken-gpu") == {
+        "type": "EvictionInProgress", "status": "True", "reason": "PodsPendingEviction",
+        "message": "1 pod needs to be evicted in 1 namespace."}
+    await clock.advance(29)
+    assert await dra.get_or_none(admin, "pods", "patient") is not None
+    await clock.advance(1)
+    assert await dra.get_or_none(admin, "pods", "patient") is None
+    await clock.advance(10)
+    assert await dra.get_or_none(admin, "pods", "stubborn") is not None  # tolerated for ever
+    assert (await condition(admin, "broken-gpu"))["reason"] == "Completed"
+
+
+async def test_a_slice_s_own_taint_evicts_and_removing_it_cancels(
+        plane: ControlPlane, admin: Client, clock: VirtualClock) -> None:
+    taint = {"key": "gpu.example.com/unhealthy", "effect": "NoExecute"}
+    await admin.create(SLICES, gpu_slice({"name": "gpu-0", "taints": [taint]},
+                                         {"name": "gpu-1"}))
+    await running_pod(admin, "doomed")
+    await running_pod(admin, "saved", device="gpu-1", tolerations=[{
+        "key": "gpu.example.com/unhealthy", "operator": "Exists", "tolerationSeconds": 60}])
+    await plane.settle()
+    assert await dra.get_or_none(admin, "pods", "doomed") is None
+    stored = await admin.get(SLICES, "worker-1-gpus")
+    stored["spec"]["devices"][1]["taints"] = [taint]
+    stored = await admin.update(SLICES, stored)
+    await clock.advance(30)
+    stored["spec"]["devices"][1].pop("taints")
+    await admin.update(SLICES, stored)  # repaired in time
+    await clock.advance(60)
+    assert await dra.get_or_none(admin, "pods", "saved") is not None
+    assert [e["message"] for e in await dra.events_about(admin, "saved")] == [
+        "Cancelling deletion"]
+
+
+async def test_pods_not_using_the_device_stay(plane: ControlPlane, admin: Client) -> None:
+    """Not scheduled, or not among the claim's reservations: nothing to evict."""
+    await admin.create(SLICES, gpu_slice())
+    await admin.create(CLAIMS, dra.claim("c"))
+    await admin.create("pods", dra.pod("pending", claims=[dra.by_name("gpu", "c")]))
+    await admin.create("pods", dra.pod("bound", node="worker-1",
+                                       claims=[dra.by_name("gpu", "c")]))
+    await dra.allocate(admin, "c")
+    await admin.create(RULES, rule("broken-gpu"))
+    await plane.settle()
+    assert len(await admin.list("pods", "default")) == 2
+    assert (await condition(admin, "broken-gpu"))["reason"] == "NotStarted"
+
+
+@pytest.mark.parametrize("effect,reason,message", [
+    ("None", "NoEffect",
+     "2 published devices selected. 1 allocated device selected. 1 pod would be evicted in "
+     "1 namespace if the effect was NoExecute. This information will not be updated again. "
+     "Recreate the DeviceTaintRule to trigger an update."),
+    ("NoSchedule", "OtherEffect", "Eviction only happens for the NoExecute effect."),
+])
+async def test_rules_that_do_not_evict_say_so(plane: ControlPlane, admin: Client, effect: str,
+                                              reason: str, message: str) -> None:
+    await admin.create(SLICES, gpu_slice())
+    await running_pod(admin, "safe")
+    await admin.create(RULES, rule("preview", effect, driver=dra.DRIVER))
+    await plane.settle()
+    assert await dra.get_or_none(admin, "pods", "safe") is not None
+    assert await condition(admin, "preview") == {
+        "type": "EvictionInProgress", "status": "False", "reason": reason, "message": message}
+
+
+async def test_stopped_before_the_deletion_a_restart_finishes_the_eviction(
+        tmp_path: Path) -> None:
+    async with running_plane(CONTROLLER, data_dir=tmp_path) as first:
+        admin = first.cluster.client("admin")
+        blocked = stall_calls(first.components[CONTROLLER].client, "delete")
+        await admin.create(SLICES, gpu_slice())
+        await running_pod(admin, "victim")
+        await admin.create(RULES, rule("broken-gpu"))
+        await blocked.wait()
+        marked = await admin.get("pods", "victim", "default")
+        assert [c["type"] for c in marked["status"]["conditions"]] == ["DisruptionTarget"]
+    async with running_plane(CONTROLLER, data_dir=tmp_path) as second:
+        admin = second.cluster.client("admin")
+        assert await dra.get_or_none(admin, "pods", "victim") is None
