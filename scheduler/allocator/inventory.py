@@ -67,13 +67,17 @@ class Inventory:
 
     def set_slice(self, obj: Obj) -> None:
         """Add or replace a ResourceSlice (a wire dict, treated as read-only)."""
-        name = (obj.get("metadata") or {}).get("name") or ""
+        meta = obj.get("metadata") or {}
+        name = meta.get("name") or ""
         old = self._slices.get(name)
-        if old is not None and old.wire is obj:
-            return
+        if old is not None and (old.wire is obj or meta.get("resourceVersion") and (
+                old.wire.get("metadata") or {}).get("resourceVersion") == meta[
+                "resourceVersion"]):
+            return  # the same version again (an informer resync)
+        parsed = Slice(obj)
         if old is not None:
             self._unindex(old)
-        parsed = Slice(obj)
+            parsed.keep_cel_results(old)
         self._slices[name] = parsed
         if parsed.node_name:
             self._by_node.setdefault(parsed.node_name, set()).add(name)

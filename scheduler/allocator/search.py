@@ -218,9 +218,12 @@ class Search:
         return True
 
     def _capacity_fits(self, data: RequestData, device: Device) -> bool:
-        return bool(capacity.fits(device, data.req.capacity,
-                                  self.state.capacity.get(device.key),
-                                  self.allocating_capacity.get(device.key)))
+        key = device.key
+        allocated = self.state.capacity.get(key)
+        allocating = self.allocating_capacity.get(key)
+        if data.req.capacity is None and allocated is None and allocating is None:
+            return capacity.fits_alone(device)  # the common case: nothing requested or shared
+        return bool(capacity.fits(device, data.req.capacity, allocated, allocating))
 
     def _take(self, ci: int, data: RequestData, device: Device, pool: Pool,
               must: bool) -> Callable[[], None] | None:
