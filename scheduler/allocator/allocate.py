@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from . import capacity
-from . import diagnostics as why
+import scheduler.allocator.capacity as capacity
+import scheduler.allocator.diagnostics as why
+
 from .claims import ALL, EXACT_COUNT, ClaimPlan, Request
 from .constraints import Constraint, DistinctAttribute, MatchAttribute
 from .diagnostics import Diagnostics

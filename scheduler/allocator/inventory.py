@@ -85,14 +85,14 @@ class Inventory:
             self._shared.add(name)
         self._by_pool.setdefault((parsed.driver, parsed.pool), set()).add(name)
         self._apply_rules(parsed.devices)
-        self._changed()
+        self._changed(old, parsed)
 
     def remove_slice(self, name: str) -> None:
         """Forget a ResourceSlice."""
         old = self._slices.pop(name, None)
         if old is not None:
             self._unindex(old)
-            self._changed()
+            self._changed(old)
 
     def _unindex(self, s: Slice) -> None:
         if s.node_name:
@@ -182,9 +182,24 @@ class Inventory:
 
     # ----- what the allocator reads -----------------------------------------------------
 
-    def _changed(self) -> None:
+    def _changed(self, *slices: Slice | None) -> None:
+        """Drop the node views a change may affect: only the node's own when the changed
+        slices belong to pools that live on that one node (what a kubelet plugin publishes),
+        every view otherwise (network-attached and multi-node pools, taint rules)."""
         self.slices_version += 1
-        self._views.clear()
+        nodes: set[str] = set()
+        for s in slices:
+            if s is None:
+                continue
+            if not s.node_name or any(self._slices[n].node_name != s.node_name
+                                      for n in self._by_pool.get((s.driver, s.pool), ())):
+                nodes.clear()
+                break
+            nodes.add(s.node_name)
+        if not nodes:
+            self._views.clear()
+        for n in nodes:
+            self._views.pop(n, None)
 
     def view(self, node_name: str, labels: Mapping[str, str]) -> NodeView:
         """The pools and candidate devices of one node, gathered once per slice version."""

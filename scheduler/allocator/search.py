@@ -12,10 +12,10 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
+import scheduler.allocator.capacity as capacity
+import scheduler.allocator.diagnostics as why
 from fakeapi.taints import untolerated
 
-from . import capacity
-from . import diagnostics as why
 from .claims import ClaimPlan, Request
 from .constraints import Constraint
 from .devices import Attribute, Device

@@ -348,14 +348,14 @@ def _normal_selector(selector: Mapping[str, Any] | None) -> Any:
 
 def normalize(result: Mapping[str, Any], *, ordered: bool) -> Obj:
     """A result in comparable form: share IDs fixed, quantities by value, node selector terms,
-    requirements and values unordered, device results unordered unless `ordered`."""
+    requirements and values unordered, device results unordered unless `ordered`; the
+    allocationTimestamp (which the scheduler adds) is left out."""
     devices = result.get("devices") or {}
     results = [_normal_device(r) for r in devices.get("results") or []]
     if not ordered:
         results.sort(key=lambda r: json.dumps(r, sort_keys=True))
     return {"results": results, "config": devices.get("config") or None,
-            "nodeSelector": _normal_selector(result.get("nodeSelector")),
-            "allocationTimestamp": result.get("allocationTimestamp")}
+            "nodeSelector": _normal_selector(result.get("nodeSelector"))}
 
 
 def check_results(actual: list[Obj] | None, expected: list[Obj] | None) -> None:

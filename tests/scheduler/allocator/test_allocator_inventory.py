@@ -217,3 +217,28 @@ def test_features_from_gates(overrides: dict[str, bool], changed: dict[str, bool
     assert Features.from_gates(FeatureGates(overrides)) == expected
     assert expected.cel == cel.Features(list_attributes=expected.list_type_attributes,
                                         consumable_capacity=expected.consumable_capacity)
+
+
+def test_a_nodes_slice_change_keeps_other_nodes_views() -> None:
+    """A kubelet plugin republishing its node's slice costs the other nodes nothing; a
+    network-attached slice concerns every node."""
+    inv = Inventory()
+    inv.set_class(gpu_class())
+    labels: dict[str, str] = {}
+    for n in ("node-1", "node-2"):
+        s = gpu_slice([{"name": "gpu-0"}], node=n)
+        s["metadata"]["name"] = s["spec"]["pool"]["name"] = n
+        inv.set_slice(s)
+    one, two = inv.view("node-1", labels), inv.view("node-2", labels)
+    update = gpu_slice([{"name": "gpu-9"}], node="node-1", rv="2")
+    update["metadata"]["name"] = update["spec"]["pool"]["name"] = "node-1"
+    inv.set_slice(update)
+    assert inv.view("node-2", labels) is two
+    assert inv.view("node-1", labels) is not one
+    assert [d.name for d in inv.view("node-1", labels).devices] == ["gpu-9"]
+    shared = gpu_slice([{"name": "nic-0"}], selector={"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "zone", "operator": "DoesNotExist"}]}]})
+    shared["metadata"]["name"] = "shared"
+    inv.set_slice(shared)
+    assert inv.view("node-2", labels) is not two
+    assert [d.name for d in inv.view("node-2", labels).devices] == ["gpu-0", "nic-0"]
