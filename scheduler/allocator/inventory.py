@@ -27,14 +27,13 @@ class DeviceClass:
 
     __slots__ = ("name", "wire", "selectors", "configs", "extended_resource_name", "created")
 
-    def __init__(self, wire: Obj, features: Features) -> None:
+    def __init__(self, wire: Obj) -> None:
         meta = wire.get("metadata") or {}
         spec = wire.get("spec") or {}
         self.wire = wire
         self.name: str = meta.get("name") or ""
         self.selectors = tuple(
-            Expression(((s or {}).get("cel") or {}).get("expression"), f"class {self.name}", i,
-                       features.cel)
+            Expression(((s or {}).get("cel") or {}).get("expression"), f"class {self.name}", i)
             for i, s in enumerate(spec.get("selectors") or []))
         self.configs: list[Obj] = [c or {} for c in spec.get("config") or []]
         self.extended_resource_name: str = spec.get("extendedResourceName") or ""
@@ -117,7 +116,7 @@ class Inventory:
 
     def set_class(self, obj: Obj) -> None:
         """Add or replace a DeviceClass."""
-        entry = DeviceClass(obj, self.features)
+        entry = DeviceClass(obj)
         self._classes[entry.name] = entry
 
     def remove_class(self, name: str) -> None:
@@ -223,7 +222,7 @@ class Inventory:
         hit = self._plans.get(key)
         if hit is not None and (uid or hit[0] is claim):
             return hit[1]
-        plan = ClaimPlan(claim, self.features.cel)
+        plan = ClaimPlan(claim)
         self._plans[key] = (claim, plan)
         if len(self._plans) > _PLAN_CACHE_SIZE:
             self._plans.popitem(last=False)
