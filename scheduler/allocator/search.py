@@ -20,7 +20,7 @@ from .claims import ClaimPlan, Request
 from .constraints import Constraint
 from .devices import Attribute, Device
 from .diagnostics import Diagnostics
-from .errors import AllocationError
+from .errors import AllocationError, AllocationTimeout
 from .features import Features
 from .inventory import DeviceClass
 from .pools import NodeView, Pool
@@ -73,8 +73,12 @@ class Search:
 
     def __init__(self, *, plans: list[ClaimPlan], view: NodeView, state: AllocatedState,
                  features: Features, new_share_id: Callable[[], str],
-                 diagnostics: Diagnostics | None) -> None:
+                 diagnostics: Diagnostics | None,
+                 expired: Callable[[], bool] | None = None) -> None:
         self.plans = plans
+        self.expired = expired
+        self.steps = 0
+        """How often the search step ran (upstream's NumAllocateOneInvocations)."""
         self.view = view
         self.devices = view.devices
         self.device_pools = view.device_pools
@@ -106,6 +110,9 @@ class Search:
             return False
 
     def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: int) -> bool:
+        self.steps += 1
+        if self.expired is not None and self.steps & 255 == 1 and self.expired():
+            raise AllocationTimeout
         if ci >= len(self.plans):
             return True
         plan = self.plans[ci]

@@ -10,6 +10,7 @@ import pytest
 from scheduler.allocator import (
     CAUSES,
     AllocatedState,
+    AllocationTimeout,
     Diagnostics,
     Features,
     Inventory,
@@ -174,3 +175,32 @@ def test_diagnostics_per_claim_and_request() -> None:
         "request selector false": 1, "tainted": 1, "in use": 1}}]
     assert list(diag.requests()[0].counts()) == [c for c in CAUSES if c in (
         "request selector false", "tainted", "in use")]
+
+
+def test_search_deadline() -> None:
+    """upstream's filterTimeout: an expired deadline aborts with its message; one that has
+    not expired changes nothing. The search asks now and then, not at every step."""
+    inv = Inventory()
+    inv.set_class({"metadata": {"name": "gpu"}, "spec": {}})
+    inv.set_slice({"metadata": {"name": "s"}, "spec": {
+        "driver": "gpu.example.com", "nodeName": "n",
+        "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1},
+        "devices": [{"name": f"d{i}"} for i in range(12)]}})
+    claim = {"metadata": {"name": "c", "namespace": "ns"}, "spec": {"devices": {"requests": [
+        {"name": "all", "exactly": {"deviceClassName": "gpu", "allocationMode": "ExactCount",
+                                    "count": 13}}]}}}
+    node = {"metadata": {"name": "n"}}
+    asked = []
+
+    def expired() -> bool:
+        asked.append(1)
+        return len(asked) > 3
+
+    with pytest.raises(AllocationTimeout, match="^timed out trying to allocate devices$"):
+        allocate(claims=[claim], node=node, inventory=inv, allocated=AllocatedState(),
+                 new_share_id=str, expired=expired)
+    assert len(asked) == 4
+    diag = Diagnostics()
+    assert allocate(claims=[claim], node=node, inventory=inv, allocated=AllocatedState(),
+                    new_share_id=str, expired=lambda: False, diagnostics=diag) is None
+    assert diag.steps == 2**12, "every subset of the 12 devices is tried once"
