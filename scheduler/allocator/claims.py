@@ -100,7 +100,3 @@ class ClaimPlan:
                                               parent=None, claim_ref=self.ref),))
         self.constraints = [Constraint(c or {}) for c in devices.get("constraints") or []]
         self.configs: list[Obj] = [c or {} for c in devices.get("config") or []]
-
-    def has_subrequests(self, index: int) -> bool:
-        """Whether request `index` is a `firstAvailable` list."""
-        return self.requests[index][0].parent is not None

@@ -59,8 +59,6 @@ class Inventory:
         self._rules: dict[str, Obj] = {}
         self._views: OrderedDict[str, NodeView] = OrderedDict()
         self._plans: OrderedDict[Any, tuple[Obj, ClaimPlan]] = OrderedDict()
-        self.slices_version = 0
-        """Bumped whenever what nodes see changes (slices, taint rules)."""
 
     # ----- slices -----------------------------------------------------------------------
 
@@ -107,10 +105,6 @@ class Inventory:
             pool.discard(s.name)
             if not pool:
                 del self._by_pool[(s.driver, s.pool)]
-
-    def slices(self) -> Iterator[Slice]:
-        """Every slice, parsed."""
-        return iter(self._slices.values())
 
     # ----- classes ----------------------------------------------------------------------
 
@@ -185,7 +179,6 @@ class Inventory:
         """Drop the node views a change may affect: only the node's own when the changed
         slices belong to pools that live on that one node (what a kubelet plugin publishes),
         every view otherwise (network-attached and multi-node pools, taint rules)."""
-        self.slices_version += 1
         nodes: set[str] = set()
         for s in slices:
             if s is None:
@@ -201,13 +194,14 @@ class Inventory:
             self._views.pop(n, None)
 
     def view(self, node_name: str, labels: Mapping[str, str]) -> NodeView:
-        """The pools and candidate devices of one node, gathered once per slice version."""
+        """The pools and candidate devices of one node, gathered again only after a change
+        that concerns the node (or its labels)."""
         view = self._views.get(node_name)
         if view is not None and (view.labels is labels or view.labels == labels):
             return view
         names = self._by_node.get(node_name, set()) | self._shared
         view = gather_pools(node_name, labels, (self._slices[n] for n in sorted(names)),
-                            _PoolSlices(self), self.features, self.slices_version)
+                            _PoolSlices(self), self.features)
         self._views[node_name] = view
         if len(self._views) > _VIEW_CACHE_SIZE:
             self._views.popitem(last=False)

@@ -8,6 +8,7 @@ subrequests in order and keeps one only if the whole rest of the search succeeds
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
@@ -104,6 +105,12 @@ class Search:
 
     def run(self) -> bool:
         """Whether a solution was found (then `chosen` and `selected` describe it)."""
+        # Each device slot and each request adds two frames; many claims of 32 devices would
+        # exceed Python's default limit, which is only ever raised here, never lowered.
+        slots = sum(max(d.num_devices for d in entries) + 1
+                    for claim in self.data for entries in claim) + len(self.plans)
+        if 3 * slots + 200 > sys.getrecursionlimit():
+            sys.setrecursionlimit(3 * slots + 200)
         try:
             return self._one(0, 0, 0, 0, False, 0)
         except MaxSizeExceeded:
@@ -281,6 +288,8 @@ class Search:
         consumed: dict[str, Quantity] | None = None
         if self.cc:
             if not self._capacity_fits(data, device):
+                # Upstream returns here without undoing the constraints and the in-use mark
+                # (only reachable for All, whose devices were checked before the search).
                 return None
             if multi:
                 amounts = capacity.consumption(device, req.capacity)

@@ -204,3 +204,25 @@ def test_search_deadline() -> None:
     assert allocate(claims=[claim], node=node, inventory=inv, allocated=AllocatedState(),
                     new_share_id=str, expired=lambda: False, diagnostics=diag) is None
     assert diag.steps == 2**12, "every subset of the 12 devices is tried once"
+
+
+def test_many_claims_of_many_devices() -> None:
+    """A pod with twelve claims of 32 devices each: the search nests deeper than Python's
+    default recursion limit allows, and still finds the 384 devices."""
+    inv = Inventory()
+    inv.set_class({"metadata": {"name": "gpu"}, "spec": {}})
+    for k in range(3):
+        inv.set_slice({"metadata": {"name": f"s{k}"}, "spec": {
+            "driver": "gpu.example.com", "nodeName": "n",
+            "pool": {"name": f"p{k}", "generation": 1, "resourceSliceCount": 1},
+            "devices": [{"name": f"d{i}"} for i in range(128)]}})
+    claims = [{"metadata": {"name": f"c{j}", "namespace": "ns", "uid": f"u{j}"},
+               "spec": {"devices": {"requests": [{"name": "r", "exactly": {
+                   "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 32}}]}}}
+              for j in range(12)]
+    results = allocate(claims=claims, node={"metadata": {"name": "n"}}, inventory=inv,
+                       allocated=AllocatedState(), new_share_id=str)
+    assert results is not None
+    devices = {(r["pool"], r["device"]) for result in results
+               for r in result["devices"]["results"]}
+    assert len(devices) == 384
