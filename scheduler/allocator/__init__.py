@@ -7,7 +7,7 @@ way `k8s.io/dynamic-resource-allocation/structured` does in Kubernetes 1.37.
 
 from .allocate import INVALID_POOLS, allocate
 from .diagnostics import CAUSES, Diagnostics, RequestDiagnostics
-from .errors import AllocationError, ClaimUnschedulable, NodeUnschedulable
+from .errors import AllocationError, AllocationTimeout, ClaimUnschedulable, NodeUnschedulable
 from .extended import (
     CLAIM_ANNOTATION,
     ExtendedResourceRequest,
@@ -27,6 +27,7 @@ __all__ = [
     "INVALID_POOLS",
     "AllocatedState",
     "AllocationError",
+    "AllocationTimeout",
     "ClaimUnschedulable",
     "Diagnostics",
     "ExtendedResourceRequest",

@@ -28,13 +28,15 @@ INVALID_POOLS = "invalid resource pools were encountered"
 
 def allocate(*, claims: Sequence[Obj], node: Obj, inventory: Inventory,
              allocated: AllocatedState, new_share_id: Callable[[], str],
-             diagnostics: Diagnostics | None = None) -> list[dict[str, Any]] | None:
+             diagnostics: Diagnostics | None = None,
+             expired: Callable[[], bool] | None = None) -> list[dict[str, Any]] | None:
     """Allocate devices for all `claims` on `node`, or find that they don't fit there.
 
     Returns one AllocationResult wire dict per claim, in order, or None when not all of them
     can be allocated on this node. Raises NodeUnschedulable for upstream's per-node failures
     (ClaimUnschedulable, a subclass, when a request's DeviceClass does not exist) and
-    AllocationError for errors that abort the scheduling attempt.
+    AllocationError for errors that abort the scheduling attempt (AllocationTimeout, a
+    subclass, when `expired()`, asked now and then during the search, says time is up).
     """
     plans = [inventory.plan(c) for c in claims]
     _check_classes(plans, inventory)
@@ -43,10 +45,13 @@ def allocate(*, claims: Sequence[Obj], node: Obj, inventory: Inventory,
     if diagnostics is not None:
         diagnostics.claims = [p.ref for p in plans]
     search = Search(plans=plans, view=view, state=allocated, features=inventory.features,
-                    new_share_id=new_share_id, diagnostics=diagnostics)
+                    new_share_id=new_share_id, diagnostics=diagnostics, expired=expired)
     for ci, plan in enumerate(plans):
         _prepare_claim(search, ci, plan, inventory)
-    if not search.run():
+    found = search.run()
+    if diagnostics is not None:
+        diagnostics.steps = search.steps
+    if not found:
         if any(p.invalid for p in view.pools):
             raise NodeUnschedulable(INVALID_POOLS)
         return None
@@ -130,6 +135,7 @@ def _request_data(search: Search, ci: int, plan: ClaimPlan, req: Request,
                               f'deviceclass.resource.k8s.io "{req.class_name}" not found')
     data = RequestData(req, cls)
     if search.diag is not None:
+        search.diag.request(ci, req.full_name)
         _diagnose_unusable_pools(search, ci, data)
     if req.mode == EXACT_COUNT:
         data.num_devices = req.count

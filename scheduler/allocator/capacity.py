@@ -87,3 +87,12 @@ def consumption(device: Device, requests: Mapping[str, Quantity] | None) -> dict
     """Same as upstream's GetConsumedCapacityFromRequest: the amount of every capacity."""
     return {name: consumed_amount(requests.get(name) if requests else None, cap)
             for name, cap in device.capacity.items()}
+
+
+def fits_alone(device: Device) -> bool:
+    """Whether a request without capacity requests fits the device when nothing else uses
+    it (each capacity's default, or all of it, within its policy): computed once per device."""
+    known = device.fits_alone
+    if known is None:
+        known = device.fits_alone = bool(fits(device, None, None, None))
+    return known

@@ -31,8 +31,7 @@ class Request:
                  "has_admin", "selectors", "empty_selector", "tolerations", "capacity",
                  "derived", "wire")
 
-    def __init__(self, wire: Obj, *, name: str, parent: str | None, claim_ref: str,
-                 features: cel.Features) -> None:
+    def __init__(self, wire: Obj, *, name: str, parent: str | None, claim_ref: str) -> None:
         self.wire = wire
         self.name = name
         self.parent = parent
@@ -46,8 +45,8 @@ class Request:
         selectors = [s or {} for s in wire.get("selectors") or []]
         self.empty_selector = next((i for i, s in enumerate(selectors)
                                     if not (s.get("cel") or {}).get("expression")), None)
-        self.selectors = tuple(Expression((s.get("cel") or {}).get("expression"), owner, i,
-                                          features) for i, s in enumerate(selectors))
+        self.selectors = tuple(Expression((s.get("cel") or {}).get("expression"), owner, i)
+                               for i, s in enumerate(selectors))
         self.tolerations: list[Obj] = list(wire.get("tolerations") or [])
         requests = (wire.get("capacity") or {}).get("requests")
         self.capacity: dict[str, Quantity] | None = (
@@ -55,7 +54,7 @@ class Request:
         self.derived = tuple(
             ((d or {}).get("name") or "",
              Expression((d or {}).get("expression"), f"claim {claim_ref}, request "
-                        f"{self.full_name}", i, features, purpose=cel.DERIVED))
+                        f"{self.full_name}", i, purpose=cel.DERIVED))
             for i, d in enumerate(wire.get("derivedAttributes") or []))
 
 
@@ -80,7 +79,7 @@ class ClaimPlan:
 
     __slots__ = ("ref", "requests", "names", "constraints", "configs", "wire")
 
-    def __init__(self, claim: Obj, features: cel.Features) -> None:
+    def __init__(self, claim: Obj) -> None:
         self.wire = claim
         self.ref = object_ref(claim)
         devices = (claim.get("spec") or {}).get("devices") or {}
@@ -95,14 +94,9 @@ class ClaimPlan:
             if subs:
                 self.requests.append(tuple(
                     Request(s or {}, name=(s or {}).get("name") or "", parent=name,
-                            claim_ref=self.ref, features=features) for s in subs))
+                            claim_ref=self.ref) for s in subs))
             else:
                 self.requests.append((Request(wire.get("exactly") or {}, name=name,
-                                              parent=None, claim_ref=self.ref,
-                                              features=features),))
+                                              parent=None, claim_ref=self.ref),))
         self.constraints = [Constraint(c or {}) for c in devices.get("constraints") or []]
         self.configs: list[Obj] = [c or {} for c in devices.get("config") or []]
-
-    def has_subrequests(self, index: int) -> bool:
-        """Whether request `index` is a `firstAvailable` list."""
-        return self.requests[index][0].parent is not None

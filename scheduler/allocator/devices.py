@@ -14,6 +14,9 @@ from .quantity import Quantity, parse
 
 Obj = Mapping[str, Any]
 
+_CEL_FIELDS = ("attributes", "capacity", "allowMultipleAllocations")
+"""What the CEL `device` variable is built from (besides the driver)."""
+
 SCALAR_KINDS = (("int", "int"), ("bool", "bool"), ("string", "string"), ("version", "version"))
 LIST_KINDS = (("ints", "int"), ("bools", "bool"), ("strings", "string"), ("versions", "version"))
 
@@ -107,7 +110,7 @@ class Device:
                  "consumes", "own_taints", "taints", "binding_conditions",
                  "binding_failure_conditions", "binds_to_node", "multi", "node_name",
                  "all_nodes", "node_selector", "node_selector_wire", "_cel_input",
-                 "cel_results", "derived_results")
+                 "cel_results", "derived_results", "fits_alone")
 
     def __init__(self, slice_: Slice, wire: Obj) -> None:
         self.name: str = wire.get("name") or ""
@@ -116,9 +119,16 @@ class Device:
         self.slice = slice_
         self.key = f"{self.driver}/{self.pool}/{self.name}"
         self.wire = wire
-        self.attributes: dict[str, Attribute | None] = {
-            name: Attribute.from_wire(attr or {})
-            for name, attr in (wire.get("attributes") or {}).items()}
+        self.attributes: dict[str, Attribute | None] = {}
+        """By fully qualified name: a bare id under the driver's domain, as written otherwise
+        (so a name written in full wins over the same bare id, as upstream looks them up)."""
+        written = wire.get("attributes") or {}
+        for name, attr in written.items():
+            if "/" not in name:
+                self.attributes[f"{self.driver}/{name}"] = Attribute.from_wire(attr or {})
+        for name, attr in written.items():
+            if "/" in name:
+                self.attributes[name] = Attribute.from_wire(attr or {})
         self.capacity: dict[str, Capacity] = {
             name: Capacity(cap or {}) for name, cap in (wire.get("capacity") or {}).items()}
         self.consumes: tuple[tuple[str, dict[str, Fraction]], ...] = tuple(
@@ -141,6 +151,8 @@ class Device:
         self._cel_input: cel.DeviceInput | None = None
         self.cel_results: dict[str, Any] = {}
         self.derived_results: dict[str, Any] = {}
+        self.fits_alone: bool | None = None
+        """capacity.fits_alone's cached answer for this device."""
 
     @property
     def cel_input(self) -> cel.DeviceInput:
@@ -151,15 +163,9 @@ class Device:
         return self._cel_input
 
     def attribute(self, name: str) -> Attribute | None:
-        """Same as upstream's lookupAttribute: the fully qualified name first, then the bare
-        id when the name's domain is the device's driver."""
-        attrs = self.attributes
-        if name in attrs:
-            return attrs[name]
-        domain, sep, ident = name.partition("/")
-        if sep and domain == self.driver:
-            return attrs.get(ident)
-        return None
+        """Same as upstream's lookupAttribute: the fully qualified name, or the bare id when
+        the name's domain is the device's driver."""
+        return self.attributes.get(name)
 
 
 class Slice:
@@ -193,3 +199,17 @@ class Slice:
         self.has_counters = bool(self.counter_sets)
         self.devices: tuple[Device, ...] = tuple(
             Device(self, d or {}) for d in spec.get("devices") or [])
+
+    def keep_cel_results(self, previous: Slice) -> None:
+        """Carry CEL results over from the slice's previous version for devices whose CEL
+        view (driver, attributes, capacity, allowMultipleAllocations) did not change, so an
+        update that only touches, say, taints costs no selector evaluations."""
+        if previous.driver != self.driver:
+            return
+        old = {d.name: d for d in previous.devices}
+        for d in self.devices:
+            before = old.get(d.name)
+            if before is not None and all(before.wire.get(f) == d.wire.get(f) for f in
+                                          _CEL_FIELDS):
+                d.cel_results = before.cel_results
+                d.derived_results = before.derived_results

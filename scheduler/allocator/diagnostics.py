@@ -53,14 +53,23 @@ class Diagnostics:
         self._requests: dict[tuple[int, str], RequestDiagnostics] = {}
         self.claims: list[str] = []
         """The claims of the attempt, in order (`namespace/name`)."""
+        self.steps = 0
+        """The search's effort: how often its step ran (upstream counts the same, as
+        NumAllocateOneInvocations)."""
 
-    def rule_out(self, claim_index: int, request: str, device: str, cause: str) -> None:
-        """Record that `device` can't serve the request, keeping the most fundamental cause."""
+    def request(self, claim_index: int, request: str) -> RequestDiagnostics:
+        """The entry of one request (registered when the attempt looks at it, so a request
+        for which no device was even considered is listed too, with no causes)."""
         key = (claim_index, request)
         entry = self._requests.get(key)
         if entry is None:
             name = self.claims[claim_index] if claim_index < len(self.claims) else ""
             entry = self._requests[key] = RequestDiagnostics(name, request)
+        return entry
+
+    def rule_out(self, claim_index: int, request: str, device: str, cause: str) -> None:
+        """Record that `device` can't serve the request, keeping the most fundamental cause."""
+        entry = self.request(claim_index, request)
         old = entry.devices.get(device)
         if old is None or _RANK[cause] < _RANK[old]:
             entry.devices[device] = cause

@@ -13,6 +13,14 @@ class AllocationError(Exception):
         self.message = message
 
 
+class AllocationTimeout(AllocationError):
+    """The search ran past its deadline (upstream's filterTimeout, DRASchedulerFilterTimeout):
+    `timed out trying to allocate devices`. Upstream retries such a pod through backoff."""
+
+    def __init__(self) -> None:
+        super().__init__("timed out trying to allocate devices")
+
+
 class NodeUnschedulable(Exception):
     """The claims can't be allocated on this node only, with a reason to show (upstream's
     ErrFailedAllocationOnNode, e.g. `invalid resource pools were encountered`)."""

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 from typing import Protocol
-
-from fakeapi import cel
 
 
 class GateReader(Protocol):
@@ -48,9 +45,3 @@ class Features:
             derived_attributes=on("DRADerivedAttributes"),
             extended_resource=on("DRAExtendedResource"),
         )
-
-    @functools.cached_property
-    def cel(self) -> cel.Features:
-        """The DRA CEL environment these features select."""
-        return cel.Features(list_attributes=self.list_type_attributes,
-                            consumable_capacity=self.consumable_capacity)

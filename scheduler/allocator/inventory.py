@@ -27,14 +27,13 @@ class DeviceClass:
 
     __slots__ = ("name", "wire", "selectors", "configs", "extended_resource_name", "created")
 
-    def __init__(self, wire: Obj, features: Features) -> None:
+    def __init__(self, wire: Obj) -> None:
         meta = wire.get("metadata") or {}
         spec = wire.get("spec") or {}
         self.wire = wire
         self.name: str = meta.get("name") or ""
         self.selectors = tuple(
-            Expression(((s or {}).get("cel") or {}).get("expression"), f"class {self.name}", i,
-                       features.cel)
+            Expression(((s or {}).get("cel") or {}).get("expression"), f"class {self.name}", i)
             for i, s in enumerate(spec.get("selectors") or []))
         self.configs: list[Obj] = [c or {} for c in spec.get("config") or []]
         self.extended_resource_name: str = spec.get("extendedResourceName") or ""
@@ -60,20 +59,22 @@ class Inventory:
         self._rules: dict[str, Obj] = {}
         self._views: OrderedDict[str, NodeView] = OrderedDict()
         self._plans: OrderedDict[Any, tuple[Obj, ClaimPlan]] = OrderedDict()
-        self.slices_version = 0
-        """Bumped whenever what nodes see changes (slices, taint rules)."""
 
     # ----- slices -----------------------------------------------------------------------
 
     def set_slice(self, obj: Obj) -> None:
         """Add or replace a ResourceSlice (a wire dict, treated as read-only)."""
-        name = (obj.get("metadata") or {}).get("name") or ""
+        meta = obj.get("metadata") or {}
+        name = meta.get("name") or ""
         old = self._slices.get(name)
-        if old is not None and old.wire is obj:
-            return
+        if old is not None and (old.wire is obj or meta.get("resourceVersion") and (
+                old.wire.get("metadata") or {}).get("resourceVersion") == meta[
+                "resourceVersion"]):
+            return  # the same version again (an informer resync)
+        parsed = Slice(obj)
         if old is not None:
             self._unindex(old)
-        parsed = Slice(obj)
+            parsed.keep_cel_results(old)
         self._slices[name] = parsed
         if parsed.node_name:
             self._by_node.setdefault(parsed.node_name, set()).add(name)
@@ -81,14 +82,14 @@ class Inventory:
             self._shared.add(name)
         self._by_pool.setdefault((parsed.driver, parsed.pool), set()).add(name)
         self._apply_rules(parsed.devices)
-        self._changed()
+        self._changed(old, parsed)
 
     def remove_slice(self, name: str) -> None:
         """Forget a ResourceSlice."""
         old = self._slices.pop(name, None)
         if old is not None:
             self._unindex(old)
-            self._changed()
+            self._changed(old)
 
     def _unindex(self, s: Slice) -> None:
         if s.node_name:
@@ -105,15 +106,11 @@ class Inventory:
             if not pool:
                 del self._by_pool[(s.driver, s.pool)]
 
-    def slices(self) -> Iterator[Slice]:
-        """Every slice, parsed."""
-        return iter(self._slices.values())
-
     # ----- classes ----------------------------------------------------------------------
 
     def set_class(self, obj: Obj) -> None:
         """Add or replace a DeviceClass."""
-        entry = DeviceClass(obj, self.features)
+        entry = DeviceClass(obj)
         self._classes[entry.name] = entry
 
     def remove_class(self, name: str) -> None:
@@ -178,18 +175,33 @@ class Inventory:
 
     # ----- what the allocator reads -----------------------------------------------------
 
-    def _changed(self) -> None:
-        self.slices_version += 1
-        self._views.clear()
+    def _changed(self, *slices: Slice | None) -> None:
+        """Drop the node views a change may affect: only the node's own when the changed
+        slices belong to pools that live on that one node (what a kubelet plugin publishes),
+        every view otherwise (network-attached and multi-node pools, taint rules)."""
+        nodes: set[str] = set()
+        for s in slices:
+            if s is None:
+                continue
+            if not s.node_name or any(self._slices[n].node_name != s.node_name
+                                      for n in self._by_pool.get((s.driver, s.pool), ())):
+                nodes.clear()
+                break
+            nodes.add(s.node_name)
+        if not nodes:
+            self._views.clear()
+        for n in nodes:
+            self._views.pop(n, None)
 
     def view(self, node_name: str, labels: Mapping[str, str]) -> NodeView:
-        """The pools and candidate devices of one node, gathered once per slice version."""
+        """The pools and candidate devices of one node, gathered again only after a change
+        that concerns the node (or its labels)."""
         view = self._views.get(node_name)
         if view is not None and (view.labels is labels or view.labels == labels):
             return view
         names = self._by_node.get(node_name, set()) | self._shared
         view = gather_pools(node_name, labels, (self._slices[n] for n in sorted(names)),
-                            _PoolSlices(self), self.features, self.slices_version)
+                            _PoolSlices(self), self.features)
         self._views[node_name] = view
         if len(self._views) > _VIEW_CACHE_SIZE:
             self._views.popitem(last=False)
@@ -204,7 +216,7 @@ class Inventory:
         hit = self._plans.get(key)
         if hit is not None and (uid or hit[0] is claim):
             return hit[1]
-        plan = ClaimPlan(claim, self.features.cel)
+        plan = ClaimPlan(claim)
         self._plans[key] = (claim, plan)
         if len(self._plans) > _PLAN_CACHE_SIZE:
             self._plans.popitem(last=False)

@@ -59,10 +59,10 @@ class Pool:
 class NodeView:
     """The pools for one node and the devices to search, flattened in search order."""
 
-    __slots__ = ("pools", "devices", "device_pools", "mismatch", "labels", "version")
+    __slots__ = ("pools", "devices", "device_pools", "mismatch", "labels")
 
     def __init__(self, pools: list[Pool], mismatch: frozenset[str],
-                 labels: Mapping[str, str], version: int) -> None:
+                 labels: Mapping[str, str]) -> None:
         self.pools = pools
         usable = [p for p in pools if not (p.incomplete or p.invalid)]
         self.devices: tuple[Device, ...] = tuple(d for p in usable for d in p.devices)
@@ -70,12 +70,11 @@ class NodeView:
         self.mismatch = mismatch
         """Keys of per-device-node-selection devices that don't select this node."""
         self.labels = labels
-        self.version = version
 
 
 def gather_pools(node_name: str, labels: Mapping[str, str], slices: Iterable[Slice],
                  pool_slices: Mapping[tuple[str, str], Iterable[Slice]],
-                 features: Features, version: int) -> NodeView:
+                 features: Features) -> NodeView:
     """The node's view of `slices` (its own plus those without a node name); `pool_slices`
     holds every slice of each pool, for the completeness check of multi-node pools."""
     by_pool: dict[tuple[str, str], list[Slice]] = {}
@@ -127,7 +126,7 @@ def gather_pools(node_name: str, labels: Mapping[str, str], slices: Iterable[Sli
         (binding if pool.binding else plain).append(pool)
     plain.sort(key=_pool_order)
     binding.sort(key=_pool_order)
-    return NodeView(plain + binding, frozenset(mismatch), labels, version)
+    return NodeView(plain + binding, frozenset(mismatch), labels)
 
 
 def _pool_order(pool: Pool) -> tuple[str, str]:

@@ -8,6 +8,7 @@ subrequests in order and keeps one only if the whole rest of the search succeeds
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
@@ -20,7 +21,7 @@ from .claims import ClaimPlan, Request
 from .constraints import Constraint
 from .devices import Attribute, Device
 from .diagnostics import Diagnostics
-from .errors import AllocationError
+from .errors import AllocationError, AllocationTimeout
 from .features import Features
 from .inventory import DeviceClass
 from .pools import NodeView, Pool
@@ -73,8 +74,12 @@ class Search:
 
     def __init__(self, *, plans: list[ClaimPlan], view: NodeView, state: AllocatedState,
                  features: Features, new_share_id: Callable[[], str],
-                 diagnostics: Diagnostics | None) -> None:
+                 diagnostics: Diagnostics | None,
+                 expired: Callable[[], bool] | None = None) -> None:
         self.plans = plans
+        self.expired = expired
+        self.steps = 0
+        """How often the search step ran (upstream's NumAllocateOneInvocations)."""
         self.view = view
         self.devices = view.devices
         self.device_pools = view.device_pools
@@ -100,12 +105,21 @@ class Search:
 
     def run(self) -> bool:
         """Whether a solution was found (then `chosen` and `selected` describe it)."""
+        # Each device slot and each request adds two frames; many claims of 32 devices would
+        # exceed Python's default limit, which is only ever raised here, never lowered.
+        slots = sum(max(d.num_devices for d in entries) + 1
+                    for claim in self.data for entries in claim) + len(self.plans)
+        if 3 * slots + 200 > sys.getrecursionlimit():
+            sys.setrecursionlimit(3 * slots + 200)
         try:
             return self._one(0, 0, 0, 0, False, 0)
         except MaxSizeExceeded:
             return False
 
     def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: int) -> bool:
+        self.steps += 1
+        if self.expired is not None and self.steps & 255 == 1 and self.expired():
+            raise AllocationTimeout
         if ci >= len(self.plans):
             return True
         plan = self.plans[ci]
@@ -218,9 +232,12 @@ class Search:
         return True
 
     def _capacity_fits(self, data: RequestData, device: Device) -> bool:
-        return bool(capacity.fits(device, data.req.capacity,
-                                  self.state.capacity.get(device.key),
-                                  self.allocating_capacity.get(device.key)))
+        key = device.key
+        allocated = self.state.capacity.get(key)
+        allocating = self.allocating_capacity.get(key)
+        if data.req.capacity is None and allocated is None and allocating is None:
+            return capacity.fits_alone(device)  # the common case: nothing requested or shared
+        return bool(capacity.fits(device, data.req.capacity, allocated, allocating))
 
     def _take(self, ci: int, data: RequestData, device: Device, pool: Pool,
               must: bool) -> Callable[[], None] | None:
@@ -271,6 +288,8 @@ class Search:
         consumed: dict[str, Quantity] | None = None
         if self.cc:
             if not self._capacity_fits(data, device):
+                # Upstream returns here without undoing the constraints and the in-use mark
+                # (only reachable for All, whose devices were checked before the search).
                 return None
             if multi:
                 amounts = capacity.consumption(device, req.capacity)

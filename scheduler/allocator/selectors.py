@@ -13,6 +13,11 @@ from .errors import AllocationError
 NO_SUCH_KEY_HINT = (". consider using CEL optional chaining (.? followed by orValue()) or "
                     "guarding the check with has() for optional fields")
 
+STORED = cel.Features(list_attributes=True, consumable_capacity=True)
+"""Same as upstream: the allocator compiles in the StoredExpressions environment, where every
+gated declaration (allowMultipleAllocations, includes()) is present whatever the gates say;
+an expression that got stored is evaluated, not refused."""
+
 
 class Failure:
     """A cached runtime error for one device (evaluating again would fail the same way)."""
@@ -29,7 +34,7 @@ class Expression:
 
     __slots__ = ("text", "program", "error", "owner", "index")
 
-    def __init__(self, text: str | None, owner: str, index: int, features: cel.Features,
+    def __init__(self, text: str | None, owner: str, index: int,
                  purpose: str = cel.SELECTOR) -> None:
         self.text = text or ""
         self.owner = owner
@@ -38,7 +43,7 @@ class Expression:
         self.error = ""
         if not text:
             return
-        compiled = cel.compile(text, purpose=purpose, features=features)
+        compiled = cel.compile(text, purpose=purpose, features=STORED)
         if isinstance(compiled, cel.Program):
             self.program = compiled
         else:
@@ -46,8 +51,11 @@ class Expression:
 
 
 def enhance(message: str) -> str:
-    """Same as upstream's cel.EnhanceRuntimeError: a hint after `no such key` errors."""
-    return message + NO_SUCH_KEY_HINT if "no such key:" in message else message
+    """Same as upstream's cel.EnhanceRuntimeError: a hint after `no such key` errors, once
+    (the CEL layer may have added it already)."""
+    if "no such key:" in message and NO_SUCH_KEY_HINT not in message:
+        return message + NO_SUCH_KEY_HINT
+    return message
 
 
 def matches_all(expressions: tuple[Expression, ...], device: Device) -> bool:

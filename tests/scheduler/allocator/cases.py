@@ -21,6 +21,7 @@ Shorthands (everything else is wire format):
   `adminAccess`, `tolerations`, `derivedAttributes`, `firstAvailable` through.
 - allocated: `driver/pool/device` (dedicated) or a mapping with `device`, `shareID`,
   `consumedCapacity`, `adminAccess`.
+- steps: how often the search step runs, as upstream's test table counts it.
 - expect: one result per claim; a device result is `<request> <driver>/<pool>/<device>` or
   a mapping with `device: driver/pool/device`; `nodeSelector: local` pins to the case's node.
 """
@@ -70,6 +71,8 @@ class Case:
     """A substring of the message when `allocate` raises."""
     error_type: str
     diagnostics: list[Obj] | None
+    steps: int | None
+    """How often the search step runs (upstream's expectNumAllocateOneInvocations)."""
 
     @property
     def id(self) -> str:
@@ -98,7 +101,7 @@ def _case(raw: Mapping[str, Any], source: str) -> Case:
     name = raw["name"]
     known = {"name", "upstream", "e2e", "features", "node", "classes", "slices", "taintRules",
              "claims", "pod", "allocated", "expect", "unsatisfiable", "error", "errorType",
-             "diagnostics", "note"}
+             "diagnostics", "steps", "note"}
     unknown = set(raw) - known
     if unknown:
         raise ValueError(f"{source}:{name}: unknown keys {sorted(unknown)}")
@@ -122,6 +125,7 @@ def _case(raw: Mapping[str, Any], source: str) -> Case:
         error=raw.get("error"),
         error_type=raw.get("errorType", "AllocationError"),
         diagnostics=raw.get("diagnostics"),
+        steps=raw.get("steps"),
     )
 
 
@@ -348,14 +352,14 @@ def _normal_selector(selector: Mapping[str, Any] | None) -> Any:
 
 def normalize(result: Mapping[str, Any], *, ordered: bool) -> Obj:
     """A result in comparable form: share IDs fixed, quantities by value, node selector terms,
-    requirements and values unordered, device results unordered unless `ordered`."""
+    requirements and values unordered, device results unordered unless `ordered`; the
+    allocationTimestamp (which the scheduler adds) is left out."""
     devices = result.get("devices") or {}
     results = [_normal_device(r) for r in devices.get("results") or []]
     if not ordered:
         results.sort(key=lambda r: json.dumps(r, sort_keys=True))
     return {"results": results, "config": devices.get("config") or None,
-            "nodeSelector": _normal_selector(result.get("nodeSelector")),
-            "allocationTimestamp": result.get("allocationTimestamp")}
+            "nodeSelector": _normal_selector(result.get("nodeSelector"))}
 
 
 def check_results(actual: list[Obj] | None, expected: list[Obj] | None) -> None:

@@ -87,15 +87,21 @@ def test_case(case: Case) -> None:
             assert type(raised.value) is ERRORS[case.error_type]
             assert case.error in str(raised.value)
         else:
-            check_results(run(case, inv, state, claims, diagnostics), case.expect)
+            results = run(case, inv, state, claims, diagnostics)
+            check_results(results, case.expect)
+            assert all("allocationTimestamp" not in r for r in results or ()), \
+                "the scheduler adds the timestamp when it writes the allocation"
     assert (claims, case.slices, case.classes, case.node) == before
-    if case.diagnostics is not None:
+    if case.diagnostics is not None or case.steps is not None:
         diag = Diagnostics()
         try:
             run(case, inv, state, claims, diag)
         except (AllocationError, NodeUnschedulable):
             pass
-        assert diag.as_dict() == case.diagnostics
+        if case.diagnostics is not None:
+            assert diag.as_dict() == case.diagnostics
+        if case.steps is not None:
+            assert diag.steps == case.steps, "combinations, not permutations, as upstream"
 
 
 def test_results_use_new_share_ids() -> None:
