@@ -35,6 +35,7 @@ from fakeapi.server import Route
 from scheduler.allocator import (
     AllocatedState,
     AllocationError,
+    AllocationTimeout,
     Diagnostics,
     Features,
     Inventory,
@@ -68,6 +69,7 @@ UNSCHEDULABLE_FLUSH = 300.0  # upstream's podMaxInUnschedulablePodsDuration (5 m
 BINDING_POLL = 5.0  # upstream PreBind polls binding conditions every 5 s
 BINDING_TIMEOUT = 600.0  # upstream's default bindingTimeout (10 min)
 MIN_FEASIBLE_NODES = 100  # upstream's minFeasibleNodesToFind
+FILTER_TIMEOUT = 10.0  # upstream's DynamicResources filterTimeout (DRASchedulerFilterTimeout)
 DRA_PLUGIN = "DynamicResources"
 CANNOT_ALLOCATE = "cannot allocate all claims"
 DEFAULT_CPU, DEFAULT_MEMORY = Fraction(1, 10), Fraction(200 * 2**20)  # non-zero scoring defaults
@@ -299,12 +301,16 @@ class Scheduler(Controller[str]):
                 return Rejection(DRA_PLUGIN, ("resourceclaim not available on the node",)), None
         if not to_allocate:
             return None, []
+        deadline = self.clock.monotonic() + FILTER_TIMEOUT
         try:
             results = allocate(claims=[c.claim for c in to_allocate], node=node,
                                inventory=self.inventory, allocated=self.allocated,
                                new_share_id=share_id or self._share_id,
-                               diagnostics=diagnostics)
+                               diagnostics=diagnostics,
+                               expired=lambda: self.clock.monotonic() > deadline)
         except NodeUnschedulable as e:
+            return Rejection(DRA_PLUGIN, (str(e),)), None
+        except AllocationTimeout as e:  # upstream's filterTimeout: this node only
             return Rejection(DRA_PLUGIN, (str(e),)), None
         if results is None:
             return Rejection(DRA_PLUGIN, (CANNOT_ALLOCATE,)), None
