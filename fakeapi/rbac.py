@@ -640,6 +640,10 @@ _EMULATOR: dict[str, list[Obj]] = {
              ("resourceclaims/driver",)),
         *_events(),
     ],
+    # Installs the fake drivers' DeviceClasses, as the drivers' Helm charts do.
+    "dra-driver-installer": [
+        rule(("create", "get"), (_RESOURCE,), ("deviceclasses",)),
+    ],
 }
 
 COMPONENT_NAMESPACE = "kube-system"

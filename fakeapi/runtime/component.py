@@ -36,6 +36,10 @@ class ComponentContext:
     clock: Clock
     random: random.Random
     """A stream of the component's own, reproducible under a seed."""
+    client_for: Callable[[str, str | None], Client] | None = None
+    """`client_for(account, node)`: a client of another kube-system service account, bound
+    to a node when one is named (the kubelet emulator acts for each node with its own
+    identities); None where the composition root offers none."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -1,0 +1,347 @@
+"""The emulated kubelets: one component that runs a kubelet for every emulated node.
+
+Like kwok, one process plays every node. Each node has its own state (`NodeState`) and
+acts with identities bound to it: the kubelet (`kube-system/kubelet` with the node-name
+extra) registers the Node, renews its Lease and runs its pods; the node's fake DRA drivers
+(`kube-system/dra-kubelet-plugin`, same binding) publish its ResourceSlices. Work is keyed:
+
+- `("node", name)`: register (or adopt) the node and post its status;
+- `("lease", name)`: renew its Lease, every 10 s on the injected clock;
+- `("status", name)`: re-post its status every 5 min (upstream's report frequency);
+- `("slices", node, driver)`: publish the driver's pool (and repair manual edits);
+- `("classes",)`: install the drivers' DeviceClasses, as their Helm charts would.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+import kubelet_emu.nodes as nodes
+import kubelet_emu.slices as slices
+from fakeapi.clock import rfc3339, rfc3339_micro
+from fakeapi.errors import ApiError
+from fakeapi.runtime.component import ComponentContext, Controller
+from kubelet_emu.inventory import Inventory, inventory
+from kubelet_emu.profile import DriverProfile, NodeProfile, ProfileError, load_profile
+from kubelet_emu.settings import MANAGED_ANNOTATION, PROFILE_ANNOTATION, EmulatorSettings
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+Key = tuple[str, ...]
+NODES = "nodes"
+LEASES = "leases.coordination.k8s.io"
+DEVICE_CLASSES = "deviceclasses.resource.k8s.io"
+KUBELET_ACCOUNT = "kubelet"
+PLUGIN_ACCOUNT = "dra-kubelet-plugin"
+INSTALLER_ACCOUNT = "dra-driver-installer"
+CLASSES: Key = ("classes",)
+
+
+def _pool_key(obj: Obj) -> list[str]:
+    spec = obj.get("spec") or {}
+    return [f"{spec.get('nodeName') or ''}/{spec.get('driver') or ''}"]
+
+
+def _opted_out(node: Obj) -> bool:
+    meta = node["metadata"]
+    return "false" in ((meta.get("labels") or {}).get(MANAGED_ANNOTATION),
+                       (meta.get("annotations") or {}).get(MANAGED_ANNOTATION))
+
+
+def _named_profile(node: Obj) -> str:
+    meta = node["metadata"]
+    return ((meta.get("annotations") or {}).get(PROFILE_ANNOTATION)
+            or (meta.get("labels") or {}).get(PROFILE_ANNOTATION) or "")
+
+
+@dataclasses.dataclass
+class NodeState:
+    """What the emulator keeps about one node it runs a kubelet for."""
+
+    name: str
+    where: nodes.Addressing
+    profile: NodeProfile | None
+    emulated: bool
+    """Registered by the emulator (else adopted: created by a client)."""
+    uid: str = ""
+    inventories: dict[str, Inventory] = dataclasses.field(default_factory=dict)
+    lease: Obj | None = None
+    """The Lease as last written (its resourceVersion saves a read per renewal)."""
+    written: dict[str, dict[str, str]] = dataclasses.field(default_factory=dict)
+    """Per driver: the slices last written (name → resourceVersion)."""
+    written_at: dict[str, int] = dataclasses.field(default_factory=dict)
+    """Per driver: the revision of the last slice write (the informer must reach it)."""
+    heartbeat_stopped: bool = False
+    """A NodeFault is on: no Lease renewals, no status, no pod work."""
+    deleted: bool = False
+
+    def drivers(self) -> list[DriverProfile]:
+        """The node's fake drivers."""
+        return list(self.profile.drivers) if self.profile else []
+
+
+class Kubelet(Controller[Key]):
+    """Every emulated node's kubelet and drivers (see the module docstring)."""
+
+    workers = 4
+
+    def __init__(self, ctx: ComponentContext, settings: EmulatorSettings) -> None:
+        super().__init__(ctx)
+        self.settings = settings
+        self._configured = settings.node_names()
+        self.nodes: dict[str, NodeState] = {}
+        """The nodes this component runs a kubelet for, by name."""
+        self._indexes: dict[str, int] = {n: i for i, n in enumerate(self._configured)}
+        self.node_informer = self.watch(NODES, self._node_keys)
+        self.slice_informer = self.watch(slices.RESOURCE_SLICES, self._slice_keys)
+        self.slice_informer.cache.add_index("pool", _pool_key)
+        self.classes_done: set[str] = set()
+
+    # ----- identities -------------------------------------------------------------------
+
+    def node_client(self, account: str, node: str | None) -> Any:
+        """A client of `account` bound to `node` (falls back to the component's own)."""
+        factory = self.ctx.client_for
+        return factory(account, node) if factory is not None else self.client
+
+    # ----- keys -------------------------------------------------------------------------
+
+    def _node_keys(self, type_: str, obj: Obj, old: Obj | None) -> Iterable[Key]:
+        name = obj["metadata"]["name"]
+        state = self.nodes.get(name)
+        if state is not None and type_ == "DELETED":
+            state.deleted = True
+        if state is not None or name in self._configured or self.settings.adopt_nodes:
+            return [("node", name)]
+        return []
+
+    def _slice_keys(self, type_: str, obj: Obj, old: Obj | None) -> Iterable[Key]:
+        spec = obj.get("spec") or {}
+        state = self.nodes.get(spec.get("nodeName") or "")
+        if state is not None and spec.get("driver") in state.inventories:
+            return [("slices", state.name, spec["driver"])]
+        return []
+
+    async def run(self) -> None:
+        """Register the configured nodes, then run like any controller."""
+        self.queue.add(CLASSES)
+        for name in self._configured:
+            self.queue.add(("node", name))
+        await super().run()
+
+    async def reconcile(self, key: Key) -> None:
+        """Dispatch one key to its handler."""
+        kind = key[0]
+        if kind == "node":
+            await self.sync_node(key[1])
+        elif kind == "lease":
+            await self.renew_lease(key[1])
+        elif kind == "status":
+            await self.report_status(key[1])
+        elif kind == "slices":
+            await self.publish(key[1], key[2])
+        elif kind == "classes":
+            await self.install_classes()
+
+    # ----- nodes ------------------------------------------------------------------------
+
+    def _now(self) -> str:
+        return rfc3339(self.clock.now())
+
+    def _index(self, name: str) -> int:
+        index = self._indexes.get(name)
+        if index is None:
+            index = self._indexes[name] = len(self._indexes)
+        return index
+
+    def _profile_for(self, node: Obj | None, name: str) -> NodeProfile | None:
+        named = _named_profile(node) if node is not None else ""
+        if named:
+            try:
+                return load_profile(named)
+            except ProfileError as e:
+                log.warning("node %s names profile %r: %s", name, named, e)
+                return None
+        return self.settings.profile if name in self._configured else None
+
+    async def sync_node(self, name: str) -> None:
+        """Register a configured node, adopt a client's, forget a deleted one."""
+        state = self.nodes.get(name)
+        if state is not None and state.deleted:
+            # deleted: a kubelet does not register its node again by itself (as upstream)
+            self.forget_node(name)
+            return
+        node = self.node_informer.cache.get(name)
+        if name not in self._configured and (node is None or _opted_out(node)
+                                             or not self.settings.adopt_nodes):
+            self.forget_node(name)
+            return
+        if state is not None:
+            return
+        state = NodeState(name=name, where=nodes.Addressing(self._index(name)),
+                          profile=self._profile_for(node, name),
+                          emulated=name in self._configured)
+        state.inventories = {d.name: inventory(d, name) for d in state.drivers()}
+        client = self.node_client(KUBELET_ACCOUNT, name)
+        created = False
+        if node is None:
+            assert state.profile is not None
+            try:
+                node = await client.create(NODES, nodes.node_object(
+                    name, state.profile, state.where, self._now(),
+                    profile_annotation=PROFILE_ANNOTATION))
+                created = True
+            except ApiError as e:
+                if e.code != 409:
+                    raise
+                node = await client.get(NODES, name)
+        state.uid = node["metadata"]["uid"]
+        self.nodes[name] = state
+        if created:
+            self.queue.add_after(("status", name), nodes.STATUS_REPORT_SECONDS)
+        else:
+            await self.report_status(name, node)
+        self.queue.add(("lease", name))
+        for driver in state.inventories:
+            self.queue.add(("slices", name, driver))
+        if any(d.name not in self.classes_done for d in state.drivers()):
+            self.queue.add(CLASSES)
+
+    def forget_node(self, name: str) -> None:
+        """Stop running a kubelet for `name` (its pending keys find no state)."""
+        self.nodes.pop(name, None)
+
+    async def report_status(self, name: str, node: Obj | None = None) -> None:
+        """Post the node's status (conditions with a fresh heartbeat), then again in 5 min."""
+        state = self.nodes.get(name)
+        if state is None or state.heartbeat_stopped:
+            return
+        node = node or self.node_informer.cache.get(name)
+        if node is None:
+            return
+        now = self._now()
+        status = nodes.adopted_status(node, state.profile, state.where, now,
+                                      self.settings.profile.node.capacity)
+        client = self.node_client(KUBELET_ACCOUNT, name)
+        patch: Obj = {"status": status}
+        if not (node.get("spec") or {}).get("podCIDR") and not state.emulated:
+            await client.patch(NODES, name, {"spec": {"podCIDR": state.where.pod_cidr,
+                                                      "podCIDRs": [state.where.pod_cidr]}})
+        await client.patch(NODES, name, patch, subresource="status")
+        self.queue.add_after(("status", name), nodes.STATUS_REPORT_SECONDS)
+
+    async def renew_lease(self, name: str) -> None:
+        """Create or renew the node's Lease; the next renewal is due in 10 s."""
+        state = self.nodes.get(name)
+        if state is None or state.heartbeat_stopped:
+            return
+        client = self.node_client(KUBELET_ACCOUNT, name)
+        now = rfc3339_micro(self.clock.now())
+        if state.lease is None:
+            try:
+                state.lease = await client.get(LEASES, name, nodes.LEASE_NAMESPACE)
+            except ApiError as e:
+                if e.code != 404:
+                    raise
+        if state.lease is None:
+            node = {"metadata": {"name": name, "uid": state.uid}}
+            try:
+                state.lease = await client.create(LEASES, nodes.lease_object(node, now))
+            except ApiError as e:
+                if e.code != 409:
+                    raise
+                state.lease = await client.get(LEASES, name, nodes.LEASE_NAMESPACE)
+        else:
+            lease = state.lease
+            lease["spec"] = {**lease.get("spec", {}), "holderIdentity": name,
+                             "leaseDurationSeconds": nodes.LEASE_DURATION_SECONDS,
+                             "renewTime": now}
+            try:
+                state.lease = await client.update(LEASES, lease)
+            except ApiError as e:
+                state.lease = None
+                if e.code not in (404, 409):
+                    raise
+                self.queue.add(("lease", name))
+                return
+        self.queue.add_after(("lease", name), nodes.LEASE_RENEW_SECONDS)
+
+    # ----- DeviceClasses ----------------------------------------------------------------
+
+    def _all_drivers(self) -> list[DriverProfile]:
+        seen: dict[str, DriverProfile] = {}
+        for d in self.settings.profile.drivers if self._configured else ():
+            seen.setdefault(d.name, d)
+        for state in self.nodes.values():
+            for d in state.drivers():
+                seen.setdefault(d.name, d)
+        return list(seen.values())
+
+    async def install_classes(self) -> None:
+        """Create each driver's DeviceClass once (an existing one is left as it is)."""
+        client = self.node_client(INSTALLER_ACCOUNT, None)
+        for driver in self._all_drivers():
+            if driver.name in self.classes_done:
+                continue
+            try:
+                await client.create(DEVICE_CLASSES, device_class(driver))
+            except ApiError as e:
+                if e.code != 409:
+                    raise
+            self.classes_done.add(driver.name)
+
+    # ----- ResourceSlices ---------------------------------------------------------------
+
+    async def publish(self, name: str, driver: str) -> None:
+        """Make the driver's published pool on the node match its inventory."""
+        state = self.nodes.get(name)
+        if state is None or driver not in state.inventories:
+            return
+        if self.slice_informer.revision < state.written_at.get(driver, 0):
+            return  # our last write is on its way to the cache; its event brings us back
+        inv = state.inventories[driver]
+        published = self.slice_informer.cache.by_index("pool", f"{name}/{driver}")
+        plan = slices.plan(inv, published, state.written.get(driver))
+        if plan.empty:
+            state.written[driver] = {s["metadata"]["name"]: s["metadata"]["resourceVersion"]
+                                     for s in published}
+            return
+        client = self.node_client(PLUGIN_ACCOUNT, name)
+        written: dict[str, str] = {}
+        last = 0
+        owner = {"metadata": {"name": name, "uid": state.uid}}
+        for current, spec in plan.updates:
+            obj = {**current, "spec": spec,
+                   "metadata": {**current["metadata"]}}
+            stored = await client.update(slices.RESOURCE_SLICES, obj)
+            written[stored["metadata"]["name"]] = stored["metadata"]["resourceVersion"]
+            last = max(last, int(stored["metadata"]["resourceVersion"]))
+        for spec in plan.creates:
+            stored = await client.create(slices.RESOURCE_SLICES,
+                                         slices.new_slice(inv, spec, owner))
+            written[stored["metadata"]["name"]] = stored["metadata"]["resourceVersion"]
+            last = max(last, int(stored["metadata"]["resourceVersion"]))
+        for gone in plan.deletes:
+            try:
+                deleted = await client.delete(slices.RESOURCE_SLICES, gone["metadata"]["name"])
+                last = max(last, int(deleted["metadata"]["resourceVersion"]))
+            except ApiError as e:
+                if e.code != 404:
+                    raise
+        state.written[driver] = written
+        state.written_at[driver] = last
+
+
+def device_class(driver: DriverProfile) -> Obj:
+    """The DeviceClass a driver's installation creates (the example driver's chart: every
+    device of the driver)."""
+    spec: Obj = {"selectors": [{"cel": {"expression": driver.device_class.selector
+                                        or f"device.driver == '{driver.name}'"}}]}
+    if driver.device_class.extended_resource_name:
+        spec["extendedResourceName"] = driver.device_class.extended_resource_name
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+            "metadata": {"name": driver.class_name}, "spec": spec}
