@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from fakeapi.runtime.component import ComponentContext, ComponentSpec
 from fakeapi.runtime.supervisor import Component
-from kubelet_emu.kubelet import KUBELET_ACCOUNT, Kubelet
-from kubelet_emu.settings import EmulatorSettings
+from kubelet_emu.kubelet import Kubelet
+from kubelet_emu.settings import KUBELET_ACCOUNT, EmulatorSettings
 
 
 def components(settings: EmulatorSettings | None = None) -> tuple[ComponentSpec, ...]:

@@ -9,24 +9,38 @@ extra) registers the Node, renews its Lease and runs its pods; the node's fake D
 - `("lease", name)`: renew its Lease, every 10 s on the injected clock;
 - `("status", name)`: re-post its status every 5 min (upstream's report frequency);
 - `("slices", node, driver)`: publish the driver's pool (and repair manual edits);
-- `("classes",)`: install the drivers' DeviceClasses, as their Helm charts would.
+- `("classes",)`: install the drivers' DeviceClasses, as their Helm charts would;
+- `("pod", namespace/name)`: run a pod bound to one of the nodes (`kubelet_emu.pods`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
+import kubelet_emu.cdi as cdi
+import kubelet_emu.logs as logs
 import kubelet_emu.nodes as nodes
 import kubelet_emu.slices as slices
 from fakeapi.clock import rfc3339, rfc3339_micro
 from fakeapi.errors import ApiError
 from fakeapi.runtime.component import ComponentContext, Controller
-from kubelet_emu.inventory import Inventory, inventory
+from fakeapi.runtime.informer import object_key
+from kubelet_emu.drivers import FakeDriver
+from kubelet_emu.inventory import inventory
+from kubelet_emu.node_state import NodeState
+from kubelet_emu.pods import PodRecord, PodWorker
 from kubelet_emu.profile import DriverProfile, NodeProfile, ProfileError, load_profile
-from kubelet_emu.settings import MANAGED_ANNOTATION, PROFILE_ANNOTATION, EmulatorSettings
+from kubelet_emu.settings import (
+    INSTALLER_ACCOUNT,
+    KUBELET_ACCOUNT,
+    MANAGED_ANNOTATION,
+    PLUGIN_ACCOUNT,
+    PROFILE_ANNOTATION,
+    EmulatorSettings,
+)
 
 log = logging.getLogger(__name__)
 
@@ -35,10 +49,13 @@ Key = tuple[str, ...]
 NODES = "nodes"
 LEASES = "leases.coordination.k8s.io"
 DEVICE_CLASSES = "deviceclasses.resource.k8s.io"
-KUBELET_ACCOUNT = "kubelet"
-PLUGIN_ACCOUNT = "dra-kubelet-plugin"
-INSTALLER_ACCOUNT = "dra-driver-installer"
+CLAIMS = "resourceclaims.resource.k8s.io"
 CLASSES: Key = ("classes",)
+
+
+def _node_of(obj: Obj) -> list[str]:
+    node = (obj.get("spec") or {}).get("nodeName")
+    return [node] if node else []
 
 
 def _pool_key(obj: Obj) -> list[str]:
@@ -58,32 +75,6 @@ def _named_profile(node: Obj) -> str:
             or (meta.get("labels") or {}).get(PROFILE_ANNOTATION) or "")
 
 
-@dataclasses.dataclass
-class NodeState:
-    """What the emulator keeps about one node it runs a kubelet for."""
-
-    name: str
-    where: nodes.Addressing
-    profile: NodeProfile | None
-    emulated: bool
-    """Registered by the emulator (else adopted: created by a client)."""
-    uid: str = ""
-    inventories: dict[str, Inventory] = dataclasses.field(default_factory=dict)
-    lease: Obj | None = None
-    """The Lease as last written (its resourceVersion saves a read per renewal)."""
-    written: dict[str, dict[str, str]] = dataclasses.field(default_factory=dict)
-    """Per driver: the slices last written (name → resourceVersion)."""
-    written_at: dict[str, int] = dataclasses.field(default_factory=dict)
-    """Per driver: the revision of the last slice write (the informer must reach it)."""
-    heartbeat_stopped: bool = False
-    """A NodeFault is on: no Lease renewals, no status, no pod work."""
-    deleted: bool = False
-
-    def drivers(self) -> list[DriverProfile]:
-        """The node's fake drivers."""
-        return list(self.profile.drivers) if self.profile else []
-
-
 class Kubelet(Controller[Key]):
     """Every emulated node's kubelet and drivers (see the module docstring)."""
 
@@ -99,7 +90,12 @@ class Kubelet(Controller[Key]):
         self.node_informer = self.watch(NODES, self._node_keys)
         self.slice_informer = self.watch(slices.RESOURCE_SLICES, self._slice_keys)
         self.slice_informer.cache.add_index("pool", _pool_key)
+        self.pod_informer = self.watch("pods", self._pod_keys)
+        self.pod_informer.cache.add_index("node", _node_of)
+        self.claim_informer = self.watch(CLAIMS, self._claim_keys)
         self.classes_done: set[str] = set()
+        self.pods = PodWorker(self)
+        self._cdi: dict[str, cdi.Registry] = {}
 
     # ----- identities -------------------------------------------------------------------
 
@@ -126,6 +122,17 @@ class Kubelet(Controller[Key]):
             return [("slices", state.name, spec["driver"])]
         return []
 
+    def _pod_keys(self, type_: str, obj: Obj, old: Obj | None) -> Iterable[Key]:
+        key = object_key(obj)
+        if (obj.get("spec") or {}).get("nodeName") in self.nodes or key in self.pods.records:
+            return [("pod", key)]
+        return []
+
+    def _claim_keys(self, type_: str, obj: Obj, old: Obj | None) -> Iterable[Key]:
+        meta = obj["metadata"]
+        return [("pod", k) for k in self.pods.claim_changed(meta.get("namespace", ""),
+                                                           meta["name"])]
+
     async def run(self) -> None:
         """Register the configured nodes, then run like any controller."""
         self.queue.add(CLASSES)
@@ -146,6 +153,8 @@ class Kubelet(Controller[Key]):
             await self.publish(key[1], key[2])
         elif kind == "classes":
             await self.install_classes()
+        elif kind == "pod":
+            await self.pods.sync(key[1])
 
     # ----- nodes ------------------------------------------------------------------------
 
@@ -186,6 +195,10 @@ class Kubelet(Controller[Key]):
                           profile=self._profile_for(node, name),
                           emulated=name in self._configured)
         state.inventories = {d.name: inventory(d, name) for d in state.drivers()}
+        state.plugins = {driver: FakeDriver(inv=inv, root=self.node_root(name),
+                                            client=self.node_client(PLUGIN_ACCOUNT, name),
+                                            clock=self.clock)
+                         for driver, inv in state.inventories.items()}
         client = self.node_client(KUBELET_ACCOUNT, name)
         created = False
         if node is None:
@@ -210,10 +223,81 @@ class Kubelet(Controller[Key]):
             self.queue.add(("slices", name, driver))
         if any(d.name not in self.classes_done for d in state.drivers()):
             self.queue.add(CLASSES)
+        self.resync_pods(name)
+
+    def resync_pods(self, node: str) -> None:
+        """Look at every pod bound to `node` again."""
+        for pod in self.pod_informer.cache.by_index("node", node):
+            self.queue.add(("pod", object_key(pod)))
 
     def forget_node(self, name: str) -> None:
         """Stop running a kubelet for `name` (its pending keys find no state)."""
-        self.nodes.pop(name, None)
+        state = self.nodes.pop(name, None)
+        if state is not None:
+            for plugin in state.plugins.values():
+                plugin.stop()
+
+    # ----- what pods need from the node --------------------------------------------------
+
+    def node_root(self, node: str) -> Path:
+        """The node's root folder: `<state>/nodes/<node>`."""
+        return self.settings.root() / "nodes" / node
+
+    def cdi_registry(self, node: str) -> cdi.Registry:
+        """The container runtime's view of the node's CDI specs."""
+        registry = self._cdi.get(node)
+        if registry is None:
+            registry = self._cdi[node] = cdi.Registry(self.node_root(node) / "var" / "run"
+                                                      / "cdi")
+        return registry
+
+    def allocate_slot(self, state: NodeState, uid: str) -> int:
+        """The pod's IP slot on the node (the lowest free one; 1..253)."""
+        if uid in state.slots:
+            return state.slots[uid]
+        used = set(state.slots.values())
+        slot = next((i for i in range(1, 254) if i not in used), 253)
+        state.slots[uid] = slot
+        return slot
+
+    def release_slot(self, state: NodeState, uid: str) -> None:
+        """Free a pod's IP slot."""
+        state.slots.pop(uid, None)
+
+    def health_for(self, record: PodRecord) -> dict[str, list[Obj]]:
+        """Per container: its allocatedResourcesStatus (none yet)."""
+        return {}
+
+    def container_log(self, namespace: str, pod: str, container: str, *,
+                      previous: bool = False, timestamps: bool = False) -> str | None:
+        """What `kubectl logs` shows for a container on an emulated node (None: no such
+        container has run here) — the log source for the API server's pods/log."""
+        obj = self.pod_informer.cache.get(pod, namespace)
+        if obj is None or (obj.get("spec") or {}).get("nodeName") not in self.nodes:
+            return None
+        return logs.read_log(self.node_root(obj["spec"]["nodeName"]), namespace=namespace,
+                             pod=pod, uid=obj["metadata"]["uid"], container=container,
+                             previous=previous, timestamps=timestamps)
+
+    async def event(self, node: str, obj: Obj, reason: str, message: str, *,
+                    warning: bool = False) -> None:
+        """Record an Event about `obj`, from the node's kubelet."""
+        meta = obj["metadata"]
+        now = rfc3339(self.clock.now())
+        event = {
+            "metadata": {"generateName": f"{meta['name']}.", "namespace":
+                         meta.get("namespace") or "default"},
+            "involvedObject": {"kind": obj.get("kind", "Pod"), "apiVersion":
+                               obj.get("apiVersion", "v1"), "name": meta["name"],
+                               "namespace": meta.get("namespace", ""), "uid": meta["uid"]},
+            "reason": reason, "message": message, "type": "Warning" if warning else "Normal",
+            "source": {"component": "kubelet", "host": node}, "count": 1,
+            "firstTimestamp": now, "lastTimestamp": now, "reportingComponent": "kubelet",
+            "reportingInstance": node}
+        try:
+            await self.node_client(KUBELET_ACCOUNT, node).create("events", event)
+        except ApiError as e:
+            log.warning("event %s on %s: %s", reason, meta["name"], e)
 
     async def report_status(self, name: str, node: Obj | None = None) -> None:
         """Post the node's status (conditions with a fresh heartbeat), then again in 5 min."""

@@ -12,6 +12,12 @@ from pathlib import Path
 from kubelet_emu.profile import DEFAULT_PROFILE, NodeProfile, load_profile
 
 DEFAULT_NODES = 2
+KUBELET_ACCOUNT = "kubelet"
+"""The kube-system service account each node's kubelet acts as (bound to its node)."""
+PLUGIN_ACCOUNT = "dra-kubelet-plugin"
+"""The service account of each node's DRA driver plugins (bound to the node)."""
+INSTALLER_ACCOUNT = "dra-driver-installer"
+"""Who installs the drivers' DeviceClasses."""
 NODE_PREFIX = "worker-"
 MANAGED_ANNOTATION = "emulator.fakeapi.dev/managed"
 """On a Node (label or annotation): "false" leaves it to no kubelet at all, as upstream
