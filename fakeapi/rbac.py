@@ -500,6 +500,7 @@ AGGREGATE_TO = "rbac.authorization.k8s.io/aggregate-to-"
 
 _CORE, _RESOURCE, _SCHEDULING = "", "resource.k8s.io", "scheduling.k8s.io"
 _COORDINATION, _EVENTS = "coordination.k8s.io", "events.k8s.io"
+_EMULATOR_GROUP = "emulator.fakeapi.dev"
 
 
 def rule(verbs: Iterable[str], groups: Iterable[str] = (), resources: Iterable[str] = (),
@@ -628,6 +629,7 @@ _EMULATOR: dict[str, list[Obj]] = {
         rule(READ_WRITE, (_COORDINATION,), ("leases",)),
         rule(READ, (_RESOURCE,), ("resourceclaims", "resourceslices", "deviceclasses")),
         rule(("delete", "deletecollection"), (_RESOURCE,), ("resourceslices",)),
+        rule(READ, (_EMULATOR_GROUP,), ("devicefaults", "nodefaults")),
         *_events(),
     ],
     "dra-kubelet-plugin": [

@@ -10,11 +10,13 @@ extra) registers the Node, renews its Lease and runs its pods; the node's fake D
 - `("status", name)`: re-post its status every 5 min (upstream's report frequency);
 - `("slices", node, driver)`: publish the driver's pool (and repair manual edits);
 - `("classes",)`: install the drivers' DeviceClasses, as their Helm charts would;
-- `("pod", namespace/name)`: run a pod bound to one of the nodes (`kubelet_emu.pods`).
+- `("pod", namespace/name)`: run a pod bound to one of the nodes (`kubelet_emu.pods`);
+- `("faults", node)`: apply the DeviceFaults and NodeFaults that name the node.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterable
 from pathlib import Path
@@ -24,13 +26,15 @@ import kubelet_emu.cdi as cdi
 import kubelet_emu.logs as logs
 import kubelet_emu.nodes as nodes
 import kubelet_emu.slices as slices
-from fakeapi.clock import rfc3339, rfc3339_micro
+from fakeapi.clock import parse_time, rfc3339, rfc3339_micro
 from fakeapi.errors import ApiError
 from fakeapi.runtime.component import ComponentContext, Controller
 from fakeapi.runtime.informer import object_key
 from kubelet_emu.drivers import FakeDriver
+from kubelet_emu.health import DeviceKey, HealthCache, resource_status
 from kubelet_emu.inventory import inventory
 from kubelet_emu.node_state import NodeState
+from kubelet_emu.plugin import Health
 from kubelet_emu.pods import PodRecord, PodWorker
 from kubelet_emu.profile import DriverProfile, NodeProfile, ProfileError, load_profile
 from kubelet_emu.settings import (
@@ -50,7 +54,14 @@ NODES = "nodes"
 LEASES = "leases.coordination.k8s.io"
 DEVICE_CLASSES = "deviceclasses.resource.k8s.io"
 CLAIMS = "resourceclaims.resource.k8s.io"
+DEVICE_FAULTS = "devicefaults.emulator.fakeapi.dev"
+NODE_FAULTS = "nodefaults.emulator.fakeapi.dev"
 CLASSES: Key = ("classes",)
+
+
+def _fault_node(obj: Obj) -> list[str]:
+    node = (obj.get("spec") or {}).get("nodeName")
+    return [node] if node else []
 
 
 def _node_of(obj: Obj) -> list[str]:
@@ -93,6 +104,11 @@ class Kubelet(Controller[Key]):
         self.pod_informer = self.watch("pods", self._pod_keys)
         self.pod_informer.cache.add_index("node", _node_of)
         self.claim_informer = self.watch(CLAIMS, self._claim_keys)
+        self.device_faults = self.watch(DEVICE_FAULTS, self._fault_keys)
+        self.node_faults = self.watch(NODE_FAULTS, self._fault_keys)
+        for informer in (self.device_faults, self.node_faults):
+            informer.cache.add_index("node", _fault_node)
+        self.health = HealthCache(self.clock, self._health_changed)
         self.classes_done: set[str] = set()
         self.pods = PodWorker(self)
         self._cdi: dict[str, cdi.Registry] = {}
@@ -133,6 +149,20 @@ class Kubelet(Controller[Key]):
         return [("pod", k) for k in self.pods.claim_changed(meta.get("namespace", ""),
                                                            meta["name"])]
 
+    def _fault_keys(self, type_: str, obj: Obj, old: Obj | None) -> Iterable[Key]:
+        nodes_named = set(_fault_node(obj)) | (set(_fault_node(old)) if old else set())
+        return [("faults", n) for n in sorted(nodes_named) if n in self.nodes]
+
+    def _health_changed(self, node: str, keys: set[DeviceKey]) -> None:
+        """Rewrite the status of the pods on `node` that use a device whose health moved."""
+        for key, record in self.pods.records.items():
+            if record.node != node:
+                continue
+            used = {(driver, d.pool_name, d.device_name) for c in record.claims
+                    for driver, devices in c.devices.items() for d in devices}
+            if used & keys:
+                self.queue.add(("pod", key))
+
     async def run(self) -> None:
         """Register the configured nodes, then run like any controller."""
         self.queue.add(CLASSES)
@@ -155,6 +185,8 @@ class Kubelet(Controller[Key]):
             await self.install_classes()
         elif kind == "pod":
             await self.pods.sync(key[1])
+        elif kind == "faults":
+            await self.apply_faults(key[1])
 
     # ----- nodes ------------------------------------------------------------------------
 
@@ -199,6 +231,9 @@ class Kubelet(Controller[Key]):
                                             client=self.node_client(PLUGIN_ACCOUNT, name),
                                             clock=self.clock)
                          for driver, inv in state.inventories.items()}
+        for driver, plugin in state.plugins.items():
+            state.health_stops.append(plugin.node_watch_resources(
+                functools.partial(self.health.update, name, driver)))
         client = self.node_client(KUBELET_ACCOUNT, name)
         created = False
         if node is None:
@@ -223,6 +258,7 @@ class Kubelet(Controller[Key]):
             self.queue.add(("slices", name, driver))
         if any(d.name not in self.classes_done for d in state.drivers()):
             self.queue.add(CLASSES)
+        self.queue.add(("faults", name))
         self.resync_pods(name)
 
     def resync_pods(self, node: str) -> None:
@@ -234,8 +270,11 @@ class Kubelet(Controller[Key]):
         """Stop running a kubelet for `name` (its pending keys find no state)."""
         state = self.nodes.pop(name, None)
         if state is not None:
+            for stop in state.health_stops:
+                stop()
             for plugin in state.plugins.values():
                 plugin.stop()
+            self.health.forget(name)
 
     # ----- what pods need from the node --------------------------------------------------
 
@@ -265,8 +304,83 @@ class Kubelet(Controller[Key]):
         state.slots.pop(uid, None)
 
     def health_for(self, record: PodRecord) -> dict[str, list[Obj]]:
-        """Per container: its allocatedResourcesStatus (none yet)."""
-        return {}
+        """Per container: its allocatedResourcesStatus, one entry per claim reference
+        (`claim:<pod claim>` or `claim:<pod claim>/<request>`) with its devices' health."""
+        by_name = {c.pod_claim: c for c in record.claims}
+        out: dict[str, list[Obj]] = {}
+        for run in record.containers:
+            entries = []
+            for ref in (run.spec.get("resources") or {}).get("claims") or []:
+                claim = by_name.get(ref.get("name"))
+                if claim is None:
+                    continue
+                request = ref.get("request") or ""
+                keys = list(dict.fromkeys(
+                    (driver, d.pool_name, d.device_name)
+                    for driver, devices in claim.devices.items() for d in devices
+                    if not request or any(r == request or r.startswith(request + "/")
+                                          for r in d.request_names)))
+                if keys:
+                    name = f"claim:{claim.pod_claim}" + (f"/{request}" if request else "")
+                    entries.append(resource_status(
+                        name, [(k, *self.health.get(record.node, k)) for k in keys]))
+            if entries:
+                out[run.name] = entries
+        return out
+
+    # ----- faults -----------------------------------------------------------------------
+
+    def _active(self, fault: Obj) -> tuple[bool, float | None]:
+        """Whether a fault is in force now, and in how many seconds it ends (if it does)."""
+        duration = (fault.get("spec") or {}).get("durationSeconds")
+        if not duration:
+            return True, None
+        created = parse_time(fault["metadata"]["creationTimestamp"])
+        left = (created - self.clock.now()).total_seconds() + float(duration)
+        return left > 0, (left if left > 0 else None)
+
+    async def apply_faults(self, name: str) -> None:
+        """Make the node's drivers and kubelet follow the faults that name it."""
+        state = self.nodes.get(name)
+        if state is None:
+            return
+        wanted: dict[tuple[str, str], tuple[Health, str, bool]] = {}
+        soonest: float | None = None
+        for fault in sorted(self.device_faults.cache.by_index("node", name),
+                            key=lambda f: (f["metadata"]["creationTimestamp"],
+                                           f["metadata"]["name"])):
+            active, left = self._active(fault)
+            if left is not None:
+                soonest = left if soonest is None else min(soonest, left)
+            if not active:
+                continue
+            spec = fault["spec"]
+            stop = spec.get("mode") == "StopReporting"
+            wanted[(spec["driver"], spec["device"])] = (
+                Health.UNHEALTHY if not stop else Health.HEALTHY,
+                "" if stop else str(spec.get("message") or ""), not stop)
+        for driver, plugin in state.plugins.items():
+            for device, current in plugin.devices.items():
+                health, message, reporting = wanted.get((driver, device),
+                                                        (Health.HEALTHY, "", True))
+                if (current.health, current.message, current.reporting) != (
+                        health, message, reporting):
+                    plugin.set_health(device, health, message, reporting)
+        down = False
+        for fault in self.node_faults.cache.by_index("node", name):
+            active, left = self._active(fault)
+            if left is not None:
+                soonest = left if soonest is None else min(soonest, left)
+            down = down or active
+        if down != state.heartbeat_stopped:
+            state.heartbeat_stopped = down
+            if not down:  # the kubelet is back: heartbeat at once, look at every pod again
+                state.lease = None
+                self.queue.add(("lease", name))
+                await self.report_status(name)
+                self.resync_pods(name)
+        if soonest is not None:
+            self.queue.add_after(("faults", name), soonest)
 
     def container_log(self, namespace: str, pod: str, container: str, *,
                       previous: bool = False, timestamps: bool = False) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import kubelet_emu.nodes as nodes
@@ -35,6 +36,8 @@ class NodeState:
     deleted: bool = False
     plugins: dict[str, FakeDriver] = dataclasses.field(default_factory=dict)
     """The node's DRA plugins by driver name."""
+    health_stops: list[Callable[[], None]] = dataclasses.field(default_factory=list)
+    """Stop the drivers' health streams."""
     slots: dict[str, int] = dataclasses.field(default_factory=dict)
     """Pod IP slots in use, by pod uid."""
 

@@ -137,6 +137,8 @@ class PodRecord:
     finished: bool = False
     """Terminal phase reached (claims unprepared)."""
     last_status: Obj | None = None
+    health: dict[str, list[Obj]] | None = None
+    """allocatedResourcesStatus as last written; kept once the pod has terminated."""
     timer: Any = None
 
     def runs(self) -> list[ContainerRun]:
@@ -746,8 +748,10 @@ class PodWorker:
     # ----- API writes ------------------------------------------------------------------
 
     async def _write_status(self, pod: Obj, record: PodRecord, state: NodeState) -> None:
-        status = pod_status(pod, record, state.where.internal_ip,
-                            self.kubelet.health_for(record))
+        # upstream: device health stops being updated once the pod has terminated
+        if not record.finished or record.health is None:
+            record.health = self.kubelet.health_for(record)
+        status = pod_status(pod, record, state.where.internal_ip, record.health)
         if status == record.last_status:
             return
         meta = pod["metadata"]
