@@ -590,6 +590,19 @@ _CONTROLLERS: dict[str, list[Obj]] = {
         rule(("get", "list", "watch", "patch", "update", "delete"), (ALL,), (ALL,)),
         *_events(),
     ],
+    "node-controller": [
+        rule(("delete", "get", "list", "patch", "update", "watch"), (_CORE,), ("nodes",)),
+        rule(("patch", "update"), (_CORE,), ("nodes/status", "pods/status")),
+        rule(("delete", "list", "watch"), (_CORE,), ("pods",)),
+        rule(READ, (_COORDINATION,), ("leases",)),
+        *_events(),
+    ],
+    "taint-eviction-controller": [
+        rule(("delete", "get", "list", "watch"), (_CORE,), ("pods",)),
+        rule(("patch",), (_CORE,), ("pods/status",)),
+        rule(READ, (_CORE,), ("nodes",)),
+        *_events(),
+    ],
     "resource-claim-controller": [
         rule(READ, (_CORE,), ("pods",)),
         rule(("update",), (_CORE,), ("pods/finalizers",)),

@@ -7,6 +7,7 @@ from __future__ import annotations
 from fakeapi.runtime.component import ComponentContext, ComponentSpec
 from fakeapi.runtime.supervisor import Component
 from kubelet_emu.kubelet import Kubelet
+from kubelet_emu.node_lifecycle import NodeLifecycleController, TaintEvictionController
 from kubelet_emu.settings import KUBELET_ACCOUNT, EmulatorSettings
 
 
@@ -21,6 +22,11 @@ def components(settings: EmulatorSettings | None = None) -> tuple[ComponentSpec,
     return (
         ComponentSpec(name="kubelet", build=kubelet, service_account=KUBELET_ACCOUNT,
                       help="emulated kubelets: nodes, leases, fake DRA drivers, pods"),
+        ComponentSpec(name="node-lifecycle-controller", build=NodeLifecycleController,
+                      service_account="node-controller",
+                      help="marks silent nodes Unknown and taints them unreachable"),
+        ComponentSpec(name="taint-eviction-controller", build=TaintEvictionController,
+                      help="evicts pods from nodes with NoExecute taints they don't tolerate"),
     )
 
 

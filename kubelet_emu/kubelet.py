@@ -64,11 +64,6 @@ def _fault_node(obj: Obj) -> list[str]:
     return [node] if node else []
 
 
-def _node_of(obj: Obj) -> list[str]:
-    node = (obj.get("spec") or {}).get("nodeName")
-    return [node] if node else []
-
-
 def _pool_key(obj: Obj) -> list[str]:
     spec = obj.get("spec") or {}
     return [f"{spec.get('nodeName') or ''}/{spec.get('driver') or ''}"]
@@ -102,7 +97,7 @@ class Kubelet(Controller[Key]):
         self.slice_informer = self.watch(slices.RESOURCE_SLICES, self._slice_keys)
         self.slice_informer.cache.add_index("pool", _pool_key)
         self.pod_informer = self.watch("pods", self._pod_keys)
-        self.pod_informer.cache.add_index("node", _node_of)
+        self.pod_informer.cache.add_index(nodes.NODE_INDEX, nodes.pod_node)
         self.claim_informer = self.watch(CLAIMS, self._claim_keys)
         self.device_faults = self.watch(DEVICE_FAULTS, self._fault_keys)
         self.node_faults = self.watch(NODE_FAULTS, self._fault_keys)
@@ -263,7 +258,7 @@ class Kubelet(Controller[Key]):
 
     def resync_pods(self, node: str) -> None:
         """Look at every pod bound to `node` again."""
-        for pod in self.pod_informer.cache.by_index("node", node):
+        for pod in self.pod_informer.cache.by_index(nodes.NODE_INDEX, node):
             self.queue.add(("pod", object_key(pod)))
 
     def forget_node(self, name: str) -> None:

@@ -30,6 +30,16 @@ KUBELET_PORT = 10250
 POD_CIDR_BASE = ipaddress.ip_network("10.64.0.0/10")
 NODE_IP_BASE = ipaddress.ip_address("172.16.0.2")
 
+NODE_INDEX = "emulator:nodeName"
+"""The name of the pods-by-node index the emulator's components share."""
+
+
+def pod_node(pod: Obj) -> list[str]:
+    """Index values of a pod by its node (none while unscheduled)."""
+    node = (pod.get("spec") or {}).get("nodeName")
+    return [node] if node else []
+
+
 CONDITIONS = (
     ("MemoryPressure", "False", "KubeletHasSufficientMemory",
      "kubelet has sufficient memory available"),

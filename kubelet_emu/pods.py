@@ -752,7 +752,8 @@ class PodWorker:
         if not record.finished or record.health is None:
             record.health = self.kubelet.health_for(record)
         status = pod_status(pod, record, state.where.internal_ip, record.health)
-        if status == record.last_status:
+        if status == pod.get("status") or status == record.last_status and (
+                pod.get("status") or {}).get("conditions") == status["conditions"]:
             return
         meta = pod["metadata"]
         try:
