@@ -25,6 +25,7 @@ from typing import Any
 import kubelet_emu.cdi as cdi
 import kubelet_emu.logs as logs
 import kubelet_emu.nodes as nodes
+import kubelet_emu.podresources as podresources
 import kubelet_emu.slices as slices
 from fakeapi.clock import parse_time, rfc3339, rfc3339_micro
 from fakeapi.errors import ApiError
@@ -107,6 +108,7 @@ class Kubelet(Controller[Key]):
         self.classes_done: set[str] = set()
         self.pods = PodWorker(self)
         self._cdi: dict[str, cdi.Registry] = {}
+        self._servers: dict[str, Any] = {}
 
     # ----- identities -------------------------------------------------------------------
 
@@ -159,11 +161,64 @@ class Kubelet(Controller[Key]):
                 self.queue.add(("pod", key))
 
     async def run(self) -> None:
-        """Register the configured nodes, then run like any controller."""
+        """Register the configured nodes, then run like any controller (the nodes'
+        PodResources servers stop with it)."""
         self.queue.add(CLASSES)
         for name in self._configured:
             self.queue.add(("node", name))
-        await super().run()
+        try:
+            await super().run()
+        finally:
+            servers, self._servers = self._servers, {}
+            for server in servers.values():
+                await server.stop(None)
+
+    # ----- PodResources -----------------------------------------------------------------
+
+    def pod_views(self, node: str) -> list[podresources.PodView]:
+        """What the node runs, as the PodResources service reports it."""
+        views = []
+        for record in self.pods.records.values():
+            if record.node != node or record.finished:
+                continue
+            by_name = {c.pod_claim: c for c in record.claims}
+            containers = []
+            for run in record.runs():
+                claims = []
+                for ref in (run.spec.get("resources") or {}).get("claims") or []:
+                    claim = by_name.get(ref.get("name"))
+                    if claim is None:
+                        continue
+                    request = ref.get("request") or ""
+                    devices = tuple(
+                        podresources.DeviceView(driver, d.pool_name, d.device_name, d.share_id,
+                                                d.cdi_device_ids)
+                        for driver, ds in claim.devices.items() for d in ds
+                        if not request or any(r == request or r.startswith(request + "/")
+                                              for r in d.request_names))
+                    claims.append((claim.claim.name, claim.claim.namespace, devices))
+                containers.append(podresources.ContainerView(run.name, tuple(claims)))
+            views.append(podresources.PodView(record.name, record.namespace, tuple(containers)))
+        return sorted(views)
+
+    def _cpus(self, node: str) -> int:
+        obj = self.node_informer.cache.get(node) or {}
+        text = str(((obj.get("status") or {}).get("capacity") or {}).get("cpu") or "0")
+        return int(text) if text.isdigit() else 0
+
+    async def _serve_pod_resources(self, name: str) -> None:
+        if name in self._servers or not podresources.grpc_available():
+            return
+        lister = podresources.Lister(functools.partial(self.pod_views, name),
+                                     functools.partial(self._cpus, name))
+        try:
+            server = await podresources.serve(self.node_root(name) / podresources.SOCKET,
+                                              lister)
+        except RuntimeError as e:  # e.g. a socket path too long for the system
+            log.warning("node %s: PodResources not served: %s", name, e)
+            return
+        if server is not None:
+            self._servers[name] = server
 
     async def reconcile(self, key: Key) -> None:
         """Dispatch one key to its handler."""
@@ -255,6 +310,7 @@ class Kubelet(Controller[Key]):
             self.queue.add(CLASSES)
         self.queue.add(("faults", name))
         self.resync_pods(name)
+        await self._serve_pod_resources(name)
 
     def resync_pods(self, node: str) -> None:
         """Look at every pod bound to `node` again."""
