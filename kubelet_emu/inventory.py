@@ -150,20 +150,23 @@ def _bandwidth() -> Obj:
         "default": "1G", "validRange": {"min": "100M", "max": "100G", "step": "1M"}}}
 
 
+def _nic(i: int, nic_uuid: str, model: str, driver: DriverProfile, **extra: Obj) -> Obj:
+    """A shareable `nic-<n>` with the example driver's identity attributes."""
+    return {"name": f"nic-{i}", "allowMultipleAllocations": True,
+            "attributes": {"index": {"int": i}, "uuid": {"string": nic_uuid},
+                           "model": {"string": model},
+                           "driverVersion": {"version": DRIVER_VERSION},
+                           **extra.get("attributes", {}), **_extra(driver)},
+            "capacity": extra["capacity"]}
+
+
 def example_nets(driver: DriverProfile, node: str) -> Inventory:
     """The example driver's net profile: shareable `nic-<n>` with vfs and bandwidth."""
-    devices = []
-    for i, net_uuid in enumerate(seeded_uuids(node, "net", driver.count)):
-        devices.append({
-            "name": f"nic-{i}",
-            "allowMultipleAllocations": True,
-            "attributes": {"index": {"int": i}, "uuid": {"string": net_uuid},
-                           "model": {"string": NET_MODEL},
-                           "driverVersion": {"version": DRIVER_VERSION}, **_extra(driver)},
-            "capacity": {
-                "vfs": {"value": "100", "requestPolicy": {"default": "1", "validValues": ["1"]}},
-                "ingressBandwidth": _bandwidth(), "egressBandwidth": _bandwidth()}})
-    return Inventory(driver, node, tuple(devices))
+    capacity = {"vfs": {"value": "100", "requestPolicy": {"default": "1", "validValues": ["1"]}},
+                "ingressBandwidth": _bandwidth(), "egressBandwidth": _bandwidth()}
+    return Inventory(driver, node, tuple(
+        _nic(i, u, NET_MODEL, driver, capacity=capacity)
+        for i, u in enumerate(seeded_uuids(node, "net", driver.count))))
 
 
 def cpu_capacity_key(driver: DriverProfile) -> str:
@@ -188,19 +191,12 @@ def example_cpus(driver: DriverProfile, node: str) -> Inventory:
 
 def nics(driver: DriverProfile, node: str) -> Inventory:
     """The seeds' NIC: shareable `nic-<n>` with `numaNode` and consumable bandwidth."""
-    devices = []
-    for i, nic_uuid in enumerate(seeded_uuids(node, "nic", driver.count)):
-        devices.append({
-            "name": f"nic-{i}",
-            "allowMultipleAllocations": True,
-            "attributes": {"index": {"int": i}, "uuid": {"string": nic_uuid},
-                           "model": {"string": NIC_MODEL},
-                           "driverVersion": {"version": DRIVER_VERSION},
-                           "numaNode": {"int": _numa(i, driver.count, driver.numa_nodes)},
-                           **_extra(driver)},
-            "capacity": {"bandwidth": {"value": "100G", "requestPolicy": {
-                "default": "1G", "validRange": {"min": "1M", "max": "100G", "step": "1M"}}}}})
-    return Inventory(driver, node, tuple(devices))
+    capacity = {"bandwidth": {"value": "100G", "requestPolicy": {
+        "default": "1G", "validRange": {"min": "1M", "max": "100G", "step": "1M"}}}}
+    return Inventory(driver, node, tuple(
+        _nic(i, u, NIC_MODEL, driver, capacity=capacity, attributes={
+            "numaNode": {"int": _numa(i, driver.count, driver.numa_nodes)}})
+        for i, u in enumerate(seeded_uuids(node, "nic", driver.count))))
 
 
 def custom(driver: DriverProfile, node: str) -> Inventory:

@@ -103,6 +103,13 @@ class Capacity(_Model):
         return out
 
 
+def _check_attributes(value: dict[str, Any]) -> dict[str, Any]:
+    """Every attribute has a value `attribute_value` accepts."""
+    for k, v in value.items():
+        attribute_value(k, v)
+    return value
+
+
 def _capacity(value: object) -> object:
     """`memory: 80Gi` is short for `memory: {value: 80Gi}`."""
     return value if isinstance(value, dict) else {"value": value}
@@ -133,12 +140,7 @@ class CustomDevice(_Model):
             return {k: _capacity(v) for k, v in value.items()}
         return value
 
-    @field_validator("attributes")
-    @classmethod
-    def _attributes(cls, value: dict[str, Any]) -> dict[str, Any]:
-        for k, v in value.items():
-            attribute_value(k, v)
-        return value
+    _attributes = field_validator("attributes")(classmethod(lambda cls, v: _check_attributes(v)))
 
 
 class CounterSet(_Model):
@@ -199,12 +201,7 @@ class DriverProfile(_Model):
             raise ValueError(errors[0])
         return value
 
-    @field_validator("attributes")
-    @classmethod
-    def _attributes(cls, value: dict[str, Any]) -> dict[str, Any]:
-        for k, v in value.items():
-            attribute_value(k, v)
-        return value
+    _attributes = field_validator("attributes")(classmethod(lambda cls, v: _check_attributes(v)))
 
     @property
     def class_name(self) -> str:
