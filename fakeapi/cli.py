@@ -23,6 +23,8 @@ from fakeapi.controlplane import ALL_COMPONENTS, ControlPlane
 from fakeapi.kubeconfig import read_kubeconfig, write_kubeconfig
 from fakeapi.runtime.component import ComponentSelectionError, select
 from fakeapi.server import create_app
+from kubelet_emu.profile import DEFAULT_PROFILE, NodeProfile, ProfileError, load_profile
+from kubelet_emu.settings import DEFAULT_NODES, EmulatorSettings
 from scheduler.explain import text as explanation_text
 
 log = logging.getLogger("fakeapi")
@@ -63,6 +65,25 @@ def parse_cel_engine(text: str) -> str:
     return text
 
 
+def parse_profile(text: str) -> NodeProfile:
+    """`--node-profile`: a shipped profile's name or a profile file, validated."""
+    try:
+        return load_profile(text)
+    except ProfileError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def parse_node_count(text: str) -> int:
+    """`--nodes`: how many emulated nodes (0 or more)."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"invalid node count {text!r}: a number >= 0")
+    return n
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     parser = argparse.ArgumentParser(prog="fakeapi", description=__doc__)
@@ -86,6 +107,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--cel-engine", type=parse_cel_engine, metavar="ENGINE",
         help="CEL engine for selectors and derived attributes: " + ", ".join(cel.ENGINES)
              + f" (default: ${cel.engines.ENV_VAR}, else the first that is installed)")
+    serve.add_argument("--nodes", type=parse_node_count, default=DEFAULT_NODES, metavar="N",
+                       help=f"emulated nodes to register (default {DEFAULT_NODES})")
+    serve.add_argument("--node-profile", type=parse_profile, default=DEFAULT_PROFILE,
+                       metavar="NAME|FILE",
+                       help="what each node offers: a shipped profile (default, gpu, net, "
+                            "cpu, partitionable, shareable, large) or a profile YAML file")
+    serve.add_argument("--adopt-nodes", action=argparse.BooleanOptionalAction, default=True,
+                       help="run an emulated kubelet for Nodes that clients create (a node "
+                            "labelled or annotated emulator.fakeapi.dev/managed=false is "
+                            "always left alone)")
     serve.add_argument("--log-level", default="WARNING")
     explain = sub.add_parser("explain", help="why is my pod pending? ask a running server")
     explain.add_argument("what", choices=["pod"], help="what to explain")
@@ -125,10 +156,13 @@ async def serve(args: argparse.Namespace) -> int:
     """Start, print one ready line, run until SIGINT/SIGTERM, flush, exit 0."""
     if args.cel_engine:
         cel.set_default_engine(args.cel_engine)
+    state_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="fakeapi-"))
+    # (argparse runs the string default through parse_profile too)
+    emulator = EmulatorSettings(nodes=args.nodes, profile=args.node_profile,
+                                adopt_nodes=args.adopt_nodes, state_dir=state_dir)
     plane = ControlPlane(ClusterConfig(data_dir=args.data_dir,
                                        feature_gates=args.feature_gates, seed=args.seed),
-                         components=args.components)
-    state_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="fakeapi-"))
+                         components=args.components, emulator=emulator)
     ssl_context = None
     pki = None
     if args.http:

@@ -158,12 +158,21 @@ class Client:
         return await self._done(result)
 
     async def delete(self, resource: str, name: str, namespace: str = "", *,
-                     propagation_policy: str | None = None) -> Obj:
-        """DELETE (marks objects that have finalizers); policy Background/Foreground/Orphan."""
-        options = {"propagationPolicy": propagation_policy} if propagation_policy else None
+                     propagation_policy: str | None = None,
+                     grace_period_seconds: int | None = None,
+                     preconditions: Mapping[str, str] | None = None) -> Obj:
+        """DELETE (marks objects that have finalizers); policy Background/Foreground/Orphan;
+        a grace period (pods: 0 deletes at once) and uid/resourceVersion preconditions."""
+        options: Obj = {}
+        if propagation_policy:
+            options["propagationPolicy"] = propagation_policy
+        if grace_period_seconds is not None:
+            options["gracePeriodSeconds"] = grace_period_seconds
+        if preconditions:
+            options["preconditions"] = dict(preconditions)
         kind = self.kind(resource)
         ctx = self._authorize("delete", kind, namespace, name)
-        result = self._registry.delete(kind, namespace, name, ctx, options)
+        result = self._registry.delete(kind, namespace, name, ctx, options or None)
         return await self._done(result)
 
     async def watch(self, resource: str, namespace: str | None = None, *,

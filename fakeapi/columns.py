@@ -788,3 +788,23 @@ ROLE_BINDING = _binding_spec("role binding")
 CLUSTER_ROLE_BINDING = _binding_spec("cluster role binding")
 DEVICE_CLASS = TableSpec((NAME, AGE))
 RESOURCE_CLAIM_TEMPLATE = TableSpec((NAME, AGE))
+
+
+# --- the emulator's faults ------------------------------------------------------------------
+
+DEVICE_FAULT = TableSpec((
+    NAME,
+    col("Node", "spec.nodeName", "The emulated node."),
+    col("Driver", "spec.driver", "The driver of the device."),
+    col("Device", "spec.device", "The broken device."),
+    col("Mode", "spec.mode", "Unhealthy or StopReporting.", default="Unhealthy"),
+    AGE,
+    wide("Message", "spec.message", "The health message."),
+))
+
+NODE_FAULT = TableSpec((
+    NAME,
+    col("Node", "spec.nodeName", "The node that stops heartbeating."),
+    col("Mode", "spec.mode", "StopHeartbeat.", default="StopHeartbeat"),
+    AGE,
+))

@@ -10,12 +10,14 @@ The CLI, tests and replay all build a `ControlPlane`.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterable
 
 import controllers
 import kubelet_emu
 import scheduler
+from fakeapi.client import Client
 from fakeapi.clock import Clock
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.runtime.component import (
@@ -27,10 +29,18 @@ from fakeapi.runtime.component import (
 )
 from fakeapi.runtime.informer import Informer, Informers
 from fakeapi.runtime.supervisor import Component, Health, Supervisor
+from kubelet_emu.settings import EmulatorSettings
 
-ALL_COMPONENTS: tuple[ComponentSpec, ...] = (
-    *controllers.COMPONENTS, *scheduler.COMPONENTS, *kubelet_emu.COMPONENTS)
-"""Every component any package offers, in start order."""
+
+def all_components(emulator: EmulatorSettings | None = None) -> tuple[ComponentSpec, ...]:
+    """Every component any package offers, in start order (the node emulator configured by
+    `emulator`)."""
+    return (*controllers.COMPONENTS, *scheduler.COMPONENTS,
+            *kubelet_emu.components(emulator or EmulatorSettings()))
+
+
+ALL_COMPONENTS: tuple[ComponentSpec, ...] = all_components()
+"""Every component any package offers, in start order (the default node emulator)."""
 log = logging.getLogger(__name__)
 INFORMERS_IDENTITY = "system:kube-controller-manager"
 """Who the shared informers list and watch as (upstream's controller-manager user)."""
@@ -41,12 +51,19 @@ class ControlPlane:
 
     def __init__(self, config: ClusterConfig | None = None, *, clock: Clock | None = None,
                  components: str | Iterable[str] = "*",
-                 specs: Iterable[ComponentSpec] = ALL_COMPONENTS) -> None:
-        self.cluster = Cluster(config or ClusterConfig(), clock=clock)
+                 specs: Iterable[ComponentSpec] | None = None,
+                 emulator: EmulatorSettings | None = None) -> None:
+        config = config or ClusterConfig()
+        self.cluster = Cluster(config, clock=clock)
         self.clock = self.cluster.clock
         self.informers = Informers(client=self.cluster.client(INFORMERS_IDENTITY))
         self.supervisor = Supervisor(clock=self.clock)
         self.components: dict[str, Component] = {}
+        if specs is None:
+            emulator = emulator or EmulatorSettings()
+            if emulator.state_dir is None and config.data_dir is not None:
+                emulator = dataclasses.replace(emulator, state_dir=config.data_dir)
+            specs = all_components(emulator)
         for spec in select(tuple(specs), components):
             if spec.gated_off(self.cluster.gates):
                 log.info("component %s not started: a feature gate it needs is off", spec.name)
@@ -56,10 +73,14 @@ class ControlPlane:
                 client=self.cluster.component_client(spec.service_account or spec.name),
                 informers=self.informers, clock=self.clock,
                 random=self.cluster.randomness.for_component(spec.name),
-                gates=self.cluster.gates)
+                gates=self.cluster.gates,
+                client_for=self._client_for)
             self.components[spec.name] = spec.build(ctx)
             self.supervisor.add(spec.name, self.components[spec.name])
         self.clock.add_probe(self.busy)
+
+    def _client_for(self, account: str, node: str | None) -> Client:
+        return self.cluster.component_client(account, node=node)
 
     def _start_informer(self, informer: Informer) -> None:
         self.supervisor.add(f"informer:{informer.resource}", informer)

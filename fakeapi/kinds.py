@@ -90,6 +90,7 @@ SCHEDULING = "scheduling.k8s.io"
 RBAC = "rbac.authorization.k8s.io"
 AUTHENTICATION = "authentication.k8s.io"
 AUTHORIZATION = "authorization.k8s.io"
+EMULATOR = "emulator.fakeapi.dev"
 
 KINDS: tuple[Kind, ...] = (
     _k("", "v1", "Namespace", "namespaces", False, short_names=("ns",),
@@ -150,6 +151,13 @@ KINDS: tuple[Kind, ...] = (
        strategy="RoleBindingStrategy", columns=columns.ROLE_BINDING),
     _k(RBAC, "v1", "ClusterRoleBinding", "clusterrolebindings", False, has_generation=False,
        strategy="RoleBindingStrategy", columns=columns.CLUSTER_ROLE_BINDING),
+    # The emulator's fault injection (fakeapi.emulator_api).
+    _k(EMULATOR, "v1alpha1", "DeviceFault", "devicefaults", False, categories=("faults",),
+       strategy="DeviceFaultStrategy", columns=columns.DEVICE_FAULT,
+       field_selectors=selectors.FAULT_FIELDS),
+    _k(EMULATOR, "v1alpha1", "NodeFault", "nodefaults", False, categories=("faults",),
+       strategy="NodeFaultStrategy", columns=columns.NODE_FAULT,
+       field_selectors=selectors.FAULT_FIELDS),
     # Create-only reviews, answered by fakeapi.reviews and never stored or listed.
     *(_k(group, "v1", kind, kind.lower() + "s", namespaced, verbs=("create",),
          has_generation=False) for group, kind, namespaced in (

@@ -500,6 +500,7 @@ AGGREGATE_TO = "rbac.authorization.k8s.io/aggregate-to-"
 
 _CORE, _RESOURCE, _SCHEDULING = "", "resource.k8s.io", "scheduling.k8s.io"
 _COORDINATION, _EVENTS = "coordination.k8s.io", "events.k8s.io"
+_EMULATOR_GROUP = "emulator.fakeapi.dev"
 
 
 def rule(verbs: Iterable[str], groups: Iterable[str] = (), resources: Iterable[str] = (),
@@ -589,6 +590,19 @@ _CONTROLLERS: dict[str, list[Obj]] = {
         rule(("get", "list", "watch", "patch", "update", "delete"), (ALL,), (ALL,)),
         *_events(),
     ],
+    "node-controller": [
+        rule(("delete", "get", "list", "patch", "update", "watch"), (_CORE,), ("nodes",)),
+        rule(("patch", "update"), (_CORE,), ("nodes/status", "pods/status")),
+        rule(("delete", "list", "watch"), (_CORE,), ("pods",)),
+        rule(READ, (_COORDINATION,), ("leases",)),
+        *_events(),
+    ],
+    "taint-eviction-controller": [
+        rule(("delete", "get", "list", "watch"), (_CORE,), ("pods",)),
+        rule(("patch",), (_CORE,), ("pods/status",)),
+        rule(READ, (_CORE,), ("nodes",)),
+        *_events(),
+    ],
     "resource-claim-controller": [
         rule(READ, (_CORE,), ("pods",)),
         rule(("update",), (_CORE,), ("pods/finalizers",)),
@@ -630,6 +644,7 @@ _EMULATOR: dict[str, list[Obj]] = {
         rule(READ_WRITE, (_COORDINATION,), ("leases",)),
         rule(READ, (_RESOURCE,), ("resourceclaims", "resourceslices", "deviceclasses")),
         rule(("delete", "deletecollection"), (_RESOURCE,), ("resourceslices",)),
+        rule(READ, (_EMULATOR_GROUP,), ("devicefaults", "nodefaults")),
         *_events(),
     ],
     "dra-kubelet-plugin": [
@@ -641,6 +656,10 @@ _EMULATOR: dict[str, list[Obj]] = {
         rule(("associated-node:patch", "associated-node:update"), (_RESOURCE,),
              ("resourceclaims/driver",)),
         *_events(),
+    ],
+    # Installs the fake drivers' DeviceClasses, as the drivers' Helm charts do.
+    "dra-driver-installer": [
+        rule(("create", "get"), (_RESOURCE,), ("deviceclasses",)),
     ],
 }
 

@@ -1,4 +1,5 @@
-"""The Kubernetes 1.37 JSON schemas shipped by `kubernetes-validate`, as one lookup table.
+"""The Kubernetes 1.37 JSON schemas shipped by `kubernetes-validate` (plus the emulator's
+own group, `fakeapi.emulator_api`), as one lookup table.
 
 Everything schema-driven (structural validation, strategic merge patch, server-side
 apply, OpenAPI, `kubectl explain`) reads definitions through this module.
@@ -11,6 +12,8 @@ from importlib import resources
 from typing import Any
 
 import orjson
+
+from fakeapi import emulator_api
 
 SCHEMA_VERSION = "v1.37.0-local"
 REF_PREFIX = "#/$defs/"
@@ -85,4 +88,4 @@ def get_schemas() -> Schemas:
     """Load the 1.37 definitions once per process."""
     base = resources.files("kubernetes_validate") / "kubernetes-json-schema" / SCHEMA_VERSION
     data = orjson.loads((base / "_definitions.json").read_bytes())
-    return Schemas(data["$defs"])
+    return Schemas({**data["$defs"], **emulator_api.DEFINITIONS})

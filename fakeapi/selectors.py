@@ -483,6 +483,14 @@ RESOURCE_SLICE_FIELDS = FieldRules(
                           f"Kind=ResourceSlice: {label}"))
 
 
+FAULT_FIELDS = FieldRules(
+    getters={**_meta(False), "spec.nodeName": _path_getter("spec.nodeName")},
+    aliases={},
+    reject=lambda label: f'"{label}" is not a known field selector: only "metadata.name", '
+                         '"metadata.namespace", "spec.nodeName"')
+"""The emulator's faults select by node."""
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class FieldRequirement:
     """One `field=value` or `field!=value` term of a field selector."""

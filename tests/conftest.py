@@ -188,8 +188,11 @@ class Kubectl:
 
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    """One HTTPS server process for the session, with the gates the seed examples need."""
-    srv = start_server(tmp_path_factory.mktemp("fakeapi-data"), "--feature-gates", SEED_GATES)
+    """One HTTPS server process for the session, with the gates the seed examples need and
+    no emulated kubelets (their drivers would take over the seeds' slices of their pools, as a
+    real driver's controller does, and they would adopt the nodes API tests create)."""
+    srv = start_server(tmp_path_factory.mktemp("fakeapi-data"), "--feature-gates", SEED_GATES,
+                       "--nodes", "0", "--no-adopt-nodes")
     yield srv
     assert srv.stop() == 0
 

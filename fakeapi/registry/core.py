@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from fakeapi.clock import rfc3339
-from fakeapi.errors import Cause, conflict, field_required
+from fakeapi.errors import Cause, bad_request, conflict, field_required
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.strategy import CreateSubresourceStrategy, Obj, StatusStrategy, Strategy
 
 NAMESPACE_FINALIZER = "kubernetes"
+DEFAULT_TERMINATION_GRACE = 30
 
 
 class NamespaceStrategy(Strategy):
@@ -86,6 +87,27 @@ class PodStrategy(Strategy):
             if not c.get("image"):
                 causes.append(field_required(f"spec.containers[{i}].image"))
         return causes
+
+
+    def grace_period(self, obj: Obj, options: Obj) -> int | None:
+        """Same as upstream's pod CheckGracefulDelete: the DeleteOptions' gracePeriodSeconds,
+        else spec.terminationGracePeriodSeconds (30 by default); 0 for a pod no node runs
+        (unscheduled) or one already Succeeded or Failed."""
+        spec = obj.get("spec") or {}
+        if not spec.get("nodeName"):
+            return 0
+        if (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            return 0
+        period = options.get("gracePeriodSeconds")
+        if period is None:
+            period = spec.get("terminationGracePeriodSeconds")
+        if period is None:
+            period = DEFAULT_TERMINATION_GRACE
+        try:
+            seconds = int(period)
+        except (TypeError, ValueError):
+            raise bad_request(f"invalid gracePeriodSeconds: {period!r}") from None
+        return 1 if seconds < 0 else seconds  # upstream: a negative period means 1
 
 
 class PodBindingStrategy(CreateSubresourceStrategy):

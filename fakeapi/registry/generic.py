@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import builtins
+import datetime
 from collections.abc import Callable
 from typing import Any
 
@@ -288,6 +289,11 @@ class Registry:
                            f"{obj['metadata']['resourceVersion']}")
         gc_finalizer = PROPAGATION_FINALIZERS[_propagation(name, options)]
         strategy = self._strategies[kind.resource_id]
+        grace = strategy.grace_period(obj, options)
+        if grace:
+            graceful = self._graceful(kind, current, grace, gc_finalizer, ctx)
+            if graceful is not None:
+                return graceful
         replacement = strategy.on_delete(obj)
         if replacement is not None or obj["metadata"].get("finalizers") or gc_finalizer:
             if obj["metadata"].get("deletionTimestamp") and replacement is None:
@@ -304,6 +310,28 @@ class Registry:
                 return WriteResult(event=current, object=obj)
             return self._commit(MODIFIED, kind, new, ctx)
         return self._commit(DELETED, kind, json_copy(obj), ctx)
+
+    def _graceful(self, kind: Kind, current: Event, grace: int, gc_finalizer: str | None,
+                  ctx: RequestContext) -> WriteResult | None:
+        """Same as upstream's BeforeDelete for a graceful deletion: deletionTimestamp is now
+        plus the grace period (a shorter period moves it earlier, a longer one changes
+        nothing) and the generation goes up; the object stays until its owner (a kubelet)
+        deletes it with grace 0. None when the stored deletion is already due sooner."""
+        obj = current.object
+        meta = obj["metadata"]
+        existing = meta.get("deletionGracePeriodSeconds")
+        if meta.get("deletionTimestamp") and (existing is None or existing <= grace):
+            return WriteResult(event=current, object=obj)
+        new = json_copy(obj)
+        nmeta = new["metadata"]
+        nmeta["deletionTimestamp"] = rfc3339(
+            self.store.clock.now() + datetime.timedelta(seconds=grace))
+        nmeta["deletionGracePeriodSeconds"] = grace
+        if gc_finalizer and gc_finalizer not in nmeta.get("finalizers", []):
+            nmeta["finalizers"] = [*nmeta.get("finalizers", []), gc_finalizer]
+        if kind.has_generation:
+            nmeta["generation"] = int(nmeta.get("generation") or 0) + 1
+        return self._commit(MODIFIED, kind, new, ctx)
 
     def create_subresource(self, kind: Kind, namespace: str, name: str, subresource: str,
                            body: Any, ctx: RequestContext) -> WriteResult:

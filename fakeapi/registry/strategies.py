@@ -16,6 +16,7 @@ from fakeapi.registry.core import (
     PodBindingStrategy,
     PodStrategy,
 )
+from fakeapi.registry.emulator import DeviceFaultStrategy, NodeFaultStrategy
 from fakeapi.registry.rbac import RoleBindingStrategy, RoleStrategy
 from fakeapi.registry.resource import (
     DeviceClassStrategy,
@@ -42,7 +43,8 @@ STRATEGIES: Mapping[str, type[Strategy]] = {cls.__name__: cls for cls in (
     Strategy, NamespaceStrategy, NodeStrategy, PodStrategy, DeviceClassStrategy,
     ResourceClaimStrategy, ResourceClaimTemplateStrategy, ResourceSliceStrategy,
     DeviceTaintRuleStrategy, ResourcePoolStatusRequestStrategy, PodGroupStrategy,
-    WorkloadStrategy, RoleStrategy, RoleBindingStrategy)}
+    WorkloadStrategy, RoleStrategy, RoleBindingStrategy, DeviceFaultStrategy,
+    NodeFaultStrategy)}
 """Object strategies by class name."""
 
 SUBRESOURCE_STRATEGIES: Mapping[str, type[StatusStrategy] | type[CreateSubresourceStrategy]] = {

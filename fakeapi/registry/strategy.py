@@ -75,6 +75,11 @@ class Strategy:
         """Whether a deleting object must stay until finalizers are removed."""
         return bool(obj["metadata"].get("finalizers"))
 
+    def grace_period(self, obj: Obj, options: Obj) -> int | None:
+        """Seconds a DELETE lets the object wind down (upstream CheckGracefulDelete); None
+        or 0: deleted at once."""
+        return None
+
 
 class SpecStrategy(Strategy):
     """A kind validated like upstream's: the ObjectMeta finalizer rules, then its spec rules."""

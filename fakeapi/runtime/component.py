@@ -41,6 +41,10 @@ class ComponentContext:
     gates: GateReader = dataclasses.field(default_factory=FeatureGates)
     """The feature gates in effect (components behave as their upstream counterpart does
     under the same gates)."""
+    client_for: Callable[[str, str | None], Client] | None = None
+    """`client_for(account, node)`: a client of another kube-system service account, bound
+    to a node when one is named (the kubelet emulator acts for each node with its own
+    identities); None where the composition root offers none."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -23,7 +23,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory,
             kubectl_binary: str) -> Iterator[Kubectl]:
     """A server of its own (its scheduler places every pod of the module), two nodes made
     with kubectl, a device class and one GPU on node-a."""
-    srv: ServerProcess = start_server(tmp_path_factory.mktemp("scheduler"))
+    srv: ServerProcess = start_server(tmp_path_factory.mktemp("scheduler"), "--nodes", "0",
+                                      "--no-adopt-nodes")
     kubectl = Kubectl(kubectl_binary, srv.kubeconfig)
     docs = [{"apiVersion": "v1", "kind": "Node",
              "metadata": {"name": n, "labels": {"kubernetes.io/hostname": n, "zone": z}}}

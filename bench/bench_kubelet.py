@@ -1,0 +1,194 @@
+"""The node emulator's speed, in process on the real clock (issue-10 targets, a 2-core box):
+
+- slices: 500 nodes x 8 GPUs, from start to every pool published (<= 5 s);
+- plain pods: 10,000 pods on 100 nodes, from created to Running (<= 20 s; kwok's CI bar is
+  10,000 in 60 s);
+- GPU pods: 10,000 pods with one GPU claim each from a template on 1,250 nodes x 8 GPUs, from
+  created to Running (<= 40 s). With the scheduler and the claim controller in the loop when
+  they are there; without them the bench makes their writes itself (claim from the template,
+  allocation, reservation, binding), as the tests do, and says so;
+- the process RSS at the end of each part.
+
+Run with `.venv/bin/python bench/bench_kubelet.py [--parts slices plain gpu] [--scale F]`
+(`--scale 0.1` runs a tenth of each size).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchlib import CpuMeter, header, max_line, rate_line, rss_mb  # noqa: E402
+
+from fakeapi.client import Client  # noqa: E402
+from fakeapi.cluster import ClusterConfig  # noqa: E402
+from fakeapi.controlplane import ALL_COMPONENTS, ControlPlane  # noqa: E402
+from kubelet_emu.profile import load_profile, parse_profile  # noqa: E402
+from kubelet_emu.settings import EmulatorSettings  # noqa: E402
+from tests.kubelet_emu.scheduling import allocation, claim_for_template, pod_reference  # noqa: E402
+
+SLICES = "resourceslices.resource.k8s.io"
+CLAIMS = "resourceclaims.resource.k8s.io"
+TEMPLATES = "resourceclaimtemplates.resource.k8s.io"
+PLAIN = parse_profile("name: plain\ndescription: no devices\n", "bench")
+BATCH = 200
+
+
+async def until(check: Callable[[], Awaitable[bool]], timeout: float) -> float:
+    """Seconds until `check()` holds (polled every 20 ms), or the timeout."""
+    t0 = time.perf_counter()
+    while not await check():
+        if time.perf_counter() - t0 > timeout:
+            break
+        await asyncio.sleep(0.02)
+    return time.perf_counter() - t0
+
+
+def plane_with(nodes: int, profile: Any, components: str) -> ControlPlane:
+    state = Path(tempfile.mkdtemp(prefix="bench-kubelet-"))
+    return ControlPlane(ClusterConfig(), components=components, emulator=EmulatorSettings(
+        nodes=nodes, profile=profile, state_dir=state))
+
+
+async def bench_slices(scale: float) -> None:
+    nodes = max(1, int(500 * scale))
+    plane = plane_with(nodes, load_profile("gpu"), "kubelet")
+    admin = plane.cluster.client("bench")
+    meter = CpuMeter(bench=None)
+    t0 = time.perf_counter()
+    await plane.start()
+
+    async def published() -> bool:
+        return len(await admin.list(SLICES, copy=False)) >= nodes
+
+    await until(published, 120)
+    took = time.perf_counter() - t0
+    devices = sum(len(s["spec"]["devices"]) for s in await admin.list(SLICES, copy=False))
+    print(max_line(f"{nodes} nodes x 8 GPUs: start to all published", took, 5.0 * scale, " s"))
+    print(f"{'':<6}{devices} devices in {nodes} slices, {nodes / took:,.0f} nodes/s; "
+          f"{meter.text()}; RSS {rss_mb():.0f} MB")
+    await plane.stop()
+
+
+async def create_all(make: Callable[[int], Awaitable[Any]], n: int) -> None:
+    for start in range(0, n, BATCH):
+        await asyncio.gather(*(make(i) for i in range(start, min(n, start + BATCH))))
+
+
+async def running(admin: Client, want: int) -> bool:
+    pods = await admin.list("pods", "default", copy=False)
+    return sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Running") >= want
+
+
+async def bench_plain(scale: float) -> None:
+    nodes, pods = max(1, int(100 * scale)), max(1, int(10_000 * scale))
+    plane = plane_with(nodes, PLAIN, "kubelet")
+    admin = plane.cluster.client("bench")
+    await plane.start()
+    await until(lambda: _nodes_ready(admin, nodes), 60)
+    meter = CpuMeter(bench=None)
+    t0 = time.perf_counter()
+
+    async def make(i: int) -> Any:
+        return await admin.create("pods", {"metadata": {"name": f"p-{i}", "namespace": "default"},
+                                           "spec": {"nodeName": f"worker-{i % nodes}",
+                                                    "containers": [{"name": "c",
+                                                                    "image": "pause"}]}})
+
+    await create_all(make, pods)
+    created = time.perf_counter() - t0
+    await until(lambda: running(admin, pods), 120)
+    took = time.perf_counter() - t0
+    print(max_line(f"{pods:,} plain pods on {nodes} nodes: created to Running", took,
+                   20.0 * scale, " s"))
+    print(rate_line(f"{'':<6}pods/s", pods / took, 10_000 / 20))
+    print(f"{'':<6}creates took {created:.2f} s; {meter.text()}; RSS {rss_mb():.0f} MB")
+    await plane.stop()
+
+
+async def _nodes_ready(admin: Client, n: int) -> bool:
+    return len(await admin.list("leases.coordination.k8s.io", "kube-node-lease",
+                                copy=False)) >= n
+
+
+async def bench_gpu(scale: float) -> None:
+    nodes, pods = max(1, int(1_250 * scale)), max(1, int(10_000 * scale))
+    names = {s.name for s in ALL_COMPONENTS}
+    in_loop = "kube-scheduler" in names or "scheduler" in names
+    plane = plane_with(nodes, load_profile("gpu"), "*")
+    admin = plane.cluster.client("bench")
+    await plane.start()
+    await until(lambda: _nodes_ready(admin, nodes), 120)
+    await until(lambda: _count(admin, SLICES, nodes), 120)
+    await admin.create(TEMPLATES, {"metadata": {"name": "one-gpu", "namespace": "default"},
+                                   "spec": {"spec": {"devices": {"requests": [{
+                                       "name": "gpu", "exactly": {
+                                           "deviceClassName": "gpu.example.com"}}]}}}})
+    template = await admin.get(TEMPLATES, "one-gpu", "default")
+    gpu_class = await admin.get("deviceclasses.resource.k8s.io", "gpu.example.com")
+    meter = CpuMeter(bench=None)
+    t0 = time.perf_counter()
+
+    async def make(i: int) -> None:
+        node, device = f"worker-{i % nodes}", f"gpu-{(i // nodes) % 8}"
+        body: dict[str, Any] = {"metadata": {"name": f"g-{i}", "namespace": "default"}, "spec": {
+            "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
+            "containers": [{"name": "c", "image": "cuda", "resources": {
+                "claims": [{"name": "gpu"}]}}]}}
+        if not in_loop:  # bound at once: the Client has no pods/binding (the kubelet waits)
+            body["spec"]["nodeName"] = node
+        pod = await admin.create("pods", body)
+        if in_loop:
+            return
+        # the claim controller's and the scheduler's writes, made here
+        claim = await admin.create(CLAIMS, claim_for_template(pod, "gpu", template))
+        claim["status"] = {"allocation": allocation(claim, node, [
+            ("gpu", "gpu.example.com", device)], lambda _: gpu_class),
+            "reservedFor": [pod_reference(pod)]}
+        await admin.update(CLAIMS, claim, subresource="status")
+        await admin.patch("pods", pod["metadata"]["name"], {"status": {
+            "resourceClaimStatuses": [{"name": "gpu",
+                                       "resourceClaimName": claim["metadata"]["name"]}]}},
+            namespace="default", subresource="status")
+
+    await create_all(make, pods)
+    created = time.perf_counter() - t0
+    await until(lambda: running(admin, pods), 300)
+    took = time.perf_counter() - t0
+    who = "scheduler and controllers" if in_loop else "the bench as scheduler/controller"
+    print(max_line(f"{pods:,} GPU pods on {nodes} nodes: created to Running", took,
+                   40.0 * scale, " s"))
+    print(f"{'':<6}({who}) creates+scheduling took {created:.2f} s; {pods / took:,.0f} pods/s; "
+          f"{meter.text()}; RSS {rss_mb():.0f} MB")
+    await plane.stop()
+
+
+async def _count(admin: Client, resource: str, n: int) -> bool:
+    return len(await admin.list(resource, copy=False)) >= n
+
+
+PARTS = {"slices": bench_slices, "plain": bench_plain, "gpu": bench_gpu}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--parts", nargs="*", default=list(PARTS), choices=list(PARTS))
+    parser.add_argument("--scale", type=float, default=1.0)
+    args = parser.parse_args()
+    header("bench_kubelet: emulated nodes, slices and pods")
+    for part in args.parts:
+        gc.collect()
+        asyncio.run(PARTS[part](args.scale))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+"""How the node emulator is configured: how many nodes, with which profile, where their
+files go, and whether nodes that clients create are adopted (`fakeapi serve --nodes`,
+`--node-profile`, `--adopt-nodes`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import tempfile
+from pathlib import Path
+
+from kubelet_emu.profile import DEFAULT_PROFILE, NodeProfile, load_profile
+
+DEFAULT_NODES = 2
+KUBELET_ACCOUNT = "kubelet"
+"""The kube-system service account each node's kubelet acts as (bound to its node)."""
+PLUGIN_ACCOUNT = "dra-kubelet-plugin"
+"""The service account of each node's DRA driver plugins (bound to the node)."""
+INSTALLER_ACCOUNT = "dra-driver-installer"
+"""Who installs the drivers' DeviceClasses."""
+NODE_PREFIX = "worker-"
+MANAGED_ANNOTATION = "emulator.fakeapi.dev/managed"
+"""On a Node (label or annotation): "false" leaves it to no kubelet at all, as upstream
+treats a node whose kubelet is gone."""
+PROFILE_ANNOTATION = "emulator.fakeapi.dev/profile"
+"""On a Node (label or annotation): the profile whose fake devices its kubelet publishes."""
+RUN_SECONDS_ANNOTATION = "emulator.fakeapi.dev/run-seconds"
+"""On a Pod: how long its containers run before they exit 0 (a container's own command,
+when the emulator can read it, decides otherwise)."""
+
+
+@functools.cache
+def _default_profile() -> NodeProfile:
+    return load_profile(DEFAULT_PROFILE)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class EmulatorSettings:
+    """The node emulator's configuration."""
+
+    nodes: int = DEFAULT_NODES
+    """How many nodes to register (`worker-0` ... `worker-<n-1>`)."""
+    profile: NodeProfile = dataclasses.field(default_factory=_default_profile)
+    adopt_nodes: bool = True
+    """Run an emulated kubelet for Nodes created through the API (kwok's manage-all-nodes)."""
+    state_dir: Path | None = None
+    """Root of the nodes' files (`<state>/nodes/<node>/...`); a temporary folder when None."""
+
+    def node_names(self) -> list[str]:
+        """The names of the nodes the emulator registers."""
+        return [f"{NODE_PREFIX}{i}" for i in range(self.nodes)]
+
+    def root(self) -> Path:
+        """The state folder (created on first use when none was given)."""
+        if self.state_dir is not None:
+            return self.state_dir
+        return _temporary_root()
+
+
+@functools.cache
+def _temporary_root() -> Path:
+    return Path(tempfile.mkdtemp(prefix="fakeapi-nodes-"))

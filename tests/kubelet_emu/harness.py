@@ -1,0 +1,46 @@
+"""Shared set-up of the node-emulator tests: a control plane on a virtual clock with the
+emulated kubelets (and whichever other components a test needs), started and settled."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from fakeapi.clock import VirtualClock
+from fakeapi.cluster import ClusterConfig
+from fakeapi.controlplane import ControlPlane
+from kubelet_emu.profile import load_profile
+from kubelet_emu.settings import EmulatorSettings
+
+SLICES = "resourceslices.resource.k8s.io"
+CLAIMS = "resourceclaims.resource.k8s.io"
+CLASSES = "deviceclasses.resource.k8s.io"
+LEASES = "leases.coordination.k8s.io"
+
+
+@contextlib.asynccontextmanager
+async def emulated_plane(state: Path, *, components: str = "kubelet", nodes: int = 2,
+                         profile: str = "default", seed: int = 1, adopt: bool = True,
+                         gates: dict[str, bool] | None = None) -> AsyncIterator[ControlPlane]:
+    """A seeded control plane on a virtual clock running `components` with `nodes` emulated
+    nodes of `profile` (files under `state`), settled once started, stopped on exit."""
+    settings = EmulatorSettings(nodes=nodes, profile=load_profile(profile), adopt_nodes=adopt,
+                                state_dir=state)
+    plane = ControlPlane(ClusterConfig(seed=seed, feature_gates=gates or {}),
+                         clock=VirtualClock(), components=components, emulator=settings)
+    await plane.start()
+    await plane.settle()
+    try:
+        yield plane
+    finally:
+        await plane.stop()
+
+
+def condition(obj: dict[str, Any], type_: str) -> dict[str, Any] | None:
+    """The status condition of `type_`, or None."""
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if c.get("type") == type_:
+            return dict(c)
+    return None

@@ -1,0 +1,291 @@
+"""Claims on emulated nodes, on a virtual clock: a pod waits until its claims are allocated
+and reserved for it; each claim is prepared by its drivers (CDI spec, device-metadata
+files), the container sees the CDI environment and mounts; unprepare removes the files; a
+claim shared by pods is prepared once; drivers refuse bad configs as the example driver."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fakeapi.client import Client
+from kubelet_emu.metadata import read_stream
+from tests.kubelet_emu.harness import CLAIMS, emulated_plane
+from tests.kubelet_emu.scheduling import allocate, claim_from_template, reserve
+
+DEMO = "export; trap 'exit 0' TERM; sleep 9999 & wait"
+GPU = "gpu.example.com"
+NIC = "nic.example.com"
+
+
+def admin(plane: Any) -> Client:
+    return plane.cluster.client("test-admin")
+
+
+def demo_pod(name: str, claims: list[dict[str, Any]], *, containers: int = 1,
+             refs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": "default"}, "spec": {
+        "nodeName": "worker-0", "resourceClaims": claims,
+        "containers": [{"name": f"ctr{i}", "image": "ubuntu:22.04",
+                        "command": ["bash", "-c"], "args": [DEMO],
+                        "resources": {"claims": refs or [{"name": claims[0]["name"]}]}}
+                       for i in range(containers)]}}
+
+
+def claim(name: str, requests: list[dict[str, Any]], config: list[dict[str, Any]] | None = None
+          ) -> dict[str, Any]:
+    devices: dict[str, Any] = {"requests": requests}
+    if config:
+        devices["config"] = config
+    return {"metadata": {"name": name, "namespace": "default"}, "spec": {"devices": devices}}
+
+
+def gpu_request(name: str = "gpu", **extra: Any) -> dict[str, Any]:
+    return {"name": name, "exactly": {"deviceClassName": GPU, **extra}}
+
+
+def log_of(plane: Any, pod: str, container: str = "ctr0") -> str:
+    text = plane.components["kubelet"].container_log("default", pod, container)
+    assert text is not None
+    return text
+
+
+def env_of(log: str) -> dict[str, str]:
+    out = {}
+    for line in log.splitlines():
+        if line.startswith('declare -x ') and "=" in line:
+            k, _, v = line.removeprefix("declare -x ").partition("=")
+            out[k] = json.loads(v)
+    return out
+
+
+async def run_with_claim(plane: Any, c: Client, pod_body: dict[str, Any],
+                         picks: list[tuple[str, str, str]], **kw: Any) -> dict[str, Any]:
+    created = await c.create("pods", pod_body)
+    rc = pod_body["spec"]["resourceClaims"][0]
+    if rc.get("resourceClaimTemplateName"):
+        the_claim = await claim_from_template(c, created, rc["name"])
+    else:
+        the_claim = await c.get(CLAIMS, rc["resourceClaimName"], "default")
+        if (the_claim.get("status") or {}).get("allocation"):
+            await reserve(c, the_claim, created)
+            await plane.settle()
+            return the_claim
+    await allocate(c, the_claim, "worker-0", picks, **kw)
+    await reserve(c, the_claim, created)
+    await plane.settle()
+    return the_claim
+
+
+async def test_a_pod_waits_for_its_claim_then_runs_with_the_cdi_environment(
+        tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path, nodes=1) as plane:
+        c = admin(plane)
+        await c.create("resourceclaimtemplates.resource.k8s.io", {
+            "metadata": {"name": "single-gpu", "namespace": "default"},
+            "spec": {"spec": {"devices": {"requests": [gpu_request()]}}}})
+        body = demo_pod("pod0", [{"name": "gpu", "resourceClaimTemplateName": "single-gpu"}])
+        created = await c.create("pods", body)
+        await plane.settle()
+        p = await c.get("pods", "pod0", "default")
+        assert p["status"]["phase"] == "Pending"
+        assert p["status"]["containerStatuses"][0]["state"] == {
+            "waiting": {"reason": "ContainerCreating"}}
+        the_claim = await claim_from_template(c, created, "gpu")
+        await plane.settle()
+        assert (await c.get("pods", "pod0", "default"))["status"]["phase"] == "Pending"
+        await allocate(c, the_claim, "worker-0", [("gpu", GPU, "gpu-2")])
+        await plane.settle()  # allocated, not reserved: still waiting
+        assert (await c.get("pods", "pod0", "default"))["status"]["phase"] == "Pending"
+        events = await c.list("events", "default")
+        assert any("is not allowed to use ResourceClaim" in e["message"] for e in events)
+        await reserve(c, the_claim, created)
+        await plane.settle()
+        assert (await c.get("pods", "pod0", "default"))["status"]["phase"] == "Running"
+        env = env_of(log_of(plane, "pod0"))
+        assert env["GPU_DEVICE_2"] == "gpu-2"
+        assert env["GPU_DEVICE_2_SHARING_STRATEGY"] == "TimeSlicing"
+        assert env["GPU_DEVICE_2_TIMESLICE_INTERVAL"] == "Default"
+        assert env["DRA_ADMIN_ACCESS"] == "false"
+        assert env["KUBERNETES_NODE_NAME"] == "worker-0"
+        gpu_values = [v for k, v in env.items() if k.startswith("GPU_DEVICE_")]
+        assert [v for v in gpu_values if v.startswith("gpu-")] == ["gpu-2"]
+
+        # the CDI spec: valid JSON, one device per allocated device, the env edits
+        uid = the_claim["metadata"]["uid"]
+        cdi_dir = tmp_path / "nodes" / "worker-0" / "var" / "run" / "cdi"
+        spec = json.loads((cdi_dir / f"k8s.{GPU}-gpu_{uid}.json").read_text())
+        assert spec["kind"] == f"k8s.{GPU}/gpu" and spec["cdiVersion"]
+        assert [d["name"] for d in spec["devices"]] == [f"{uid}-gpu-2"]
+        assert "GPU_DEVICE_2=gpu-2" in spec["devices"][0]["containerEdits"]["env"]
+
+        # the metadata file, as the seed shows it, mounted read-only
+        path = ("/var/run/kubernetes.io/dra-device-attributes/resourceclaimtemplates/gpu/gpu/"
+                f"{GPU}-metadata.json")
+        assert f"mounted {path}" not in log_of(plane, "pod0")  # the demo prints env only
+        host = next((tmp_path / "nodes").rglob("metadata.json"))
+        assert host.stat().st_mode & 0o777 == 0o444
+        stream = read_stream(host.read_text())
+        assert [o["apiVersion"] for o in stream] == ["metadata.resource.k8s.io/v1beta1",
+                                                     "metadata.resource.k8s.io/v1alpha1"]
+        first = stream[0]
+        assert first["kind"] == "DeviceMetadata"
+        assert first["metadata"] == {"name": the_claim["metadata"]["name"],
+                                     "namespace": "default", "uid": uid, "generation": 1}
+        assert first["podClaimName"] == "gpu"
+        [request] = first["requests"]
+        assert request["name"] == "gpu"
+        [device] = request["devices"]
+        assert (device["driver"], device["pool"], device["name"]) == (GPU, "worker-0", "gpu-2")
+        assert {"driverVersion", "index", "model", "uuid"} <= set(device["attributes"])
+        assert device["attributes"]["model"] == {"string": "LATEST-GPU-MODEL"}
+        meta_spec = json.loads((cdi_dir / f"{GPU}_metadata_{uid}_gpu.json").read_text())
+        [mount] = meta_spec["devices"][0]["containerEdits"]["mounts"]
+        assert mount == {"hostPath": str(host), "containerPath": path,
+                         "options": ["ro", "bind"]}
+        # the example driver's device status
+        stored = await c.get(CLAIMS, the_claim["metadata"]["name"], "default")
+        [entry] = stored["status"]["devices"]
+        assert set(entry["data"]) == {"uuid", "model", "driverVersion"}
+
+        await c.delete("pods", "pod0", "default")
+        await plane.settle()
+        assert not list((tmp_path / "nodes").rglob("metadata.json"))
+        assert sorted(p.name for p in cdi_dir.iterdir()) == [f"k8s.{GPU}-gpu_common.json"]
+
+
+async def test_a_claim_shared_by_pods_is_prepared_once(tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path, nodes=1) as plane:
+        c = admin(plane)
+        shared = await c.create(CLAIMS, claim("single-gpu", [gpu_request()]))
+        await allocate(c, shared, "worker-0", [("gpu", GPU, "gpu-0")])
+        for name in ("pod0", "pod1"):
+            await run_with_claim(plane, c, demo_pod(name, [
+                {"name": "shared-gpu", "resourceClaimName": "single-gpu"}]), [])
+        for name in ("pod0", "pod1"):
+            assert (await c.get("pods", name, "default"))["status"]["phase"] == "Running"
+            assert env_of(log_of(plane, name))["GPU_DEVICE_0"] == "gpu-0"
+        files = lambda: list((tmp_path / "nodes").rglob("metadata.json"))  # noqa: E731
+        assert len(files()) == 1
+        host = files()[0]
+        # the path of a directly referenced claim
+        spec_dir = tmp_path / "nodes" / "worker-0" / "var" / "run" / "cdi"
+        uid = shared["metadata"]["uid"]
+        mount = json.loads((spec_dir / f"{GPU}_metadata_{uid}_gpu.json").read_text())[
+            "devices"][0]["containerEdits"]["mounts"][0]
+        assert mount["containerPath"] == ("/var/run/kubernetes.io/dra-device-attributes/"
+                                          f"resourceclaims/single-gpu/gpu/{GPU}-metadata.json")
+        await c.delete("pods", "pod0", "default")
+        await plane.settle()
+        assert files() == [host]  # pod1 still uses it
+        await c.delete("pods", "pod1", "default")
+        await plane.settle()
+        assert files() == []
+
+
+@pytest.mark.parametrize(("config", "want"), [
+    ({"sharing": {"strategy": "TimeSlicing", "timeSlicingConfig": {"interval": "Long"}}},
+     {"SHARING_STRATEGY": "TimeSlicing", "TIMESLICE_INTERVAL": "Long"}),
+    ({"sharing": {"strategy": "SpacePartitioning",
+                  "spacePartitioningConfig": {"partitionCount": 10}}},
+     {"SHARING_STRATEGY": "SpacePartitioning", "PARTITION_COUNT": "10"}),
+    ({}, {"SHARING_STRATEGY": "TimeSlicing", "TIMESLICE_INTERVAL": "Default"}),
+])
+async def test_gpu_configs_set_the_sharing_environment(tmp_path: Path, config: dict[str, Any],
+                                                       want: dict[str, str]) -> None:
+    params = {"apiVersion": "gpu.resource.example.com/v1alpha1", "kind": "GpuConfig", **config}
+    async with emulated_plane(tmp_path, nodes=1) as plane:
+        c = admin(plane)
+        await c.create(CLAIMS, claim("cfg", [gpu_request()], [
+            {"requests": ["gpu"], "opaque": {"driver": GPU, "parameters": params}}]))
+        await run_with_claim(plane, c, demo_pod("p", [
+            {"name": "gpu", "resourceClaimName": "cfg"}]), [("gpu", GPU, "gpu-5")])
+        env = env_of(log_of(plane, "p"))
+        assert {k.removeprefix("GPU_DEVICE_5_"): v for k, v in env.items()
+                if k.startswith("GPU_DEVICE_5_") and "RESOURCE_CLAIM" not in k} == want
+
+
+async def test_the_last_matching_config_wins_and_claim_configs_beat_class_configs(
+        tmp_path: Path) -> None:
+    def gpu_config(interval: str) -> dict[str, Any]:
+        return {"opaque": {"driver": GPU, "parameters": {
+            "apiVersion": "gpu.resource.example.com/v1alpha1", "kind": "GpuConfig",
+            "sharing": {"strategy": "TimeSlicing", "timeSlicingConfig": {
+                "interval": interval}}}}}
+    async with emulated_plane(tmp_path, nodes=1) as plane:
+        c = admin(plane)
+        cls = await c.get("deviceclasses.resource.k8s.io", GPU)
+        cls["spec"]["config"] = [gpu_config("Short")]
+        await c.update("deviceclasses.resource.k8s.io", cls)
+        await c.create(CLAIMS, claim("cfg", [
+            gpu_request("a"),
+            {"name": "b", "firstAvailable": [{"name": "sub", "deviceClassName": GPU}]},
+            gpu_request("c")], [
+            {"requests": ["a"], **gpu_config("Medium")},
+            {"requests": ["a"], **gpu_config("Long")},
+            {"requests": ["b"], **gpu_config("Long")}]))
+        await run_with_claim(plane, c, demo_pod("p", [{"name": "g", "resourceClaimName": "cfg"}]),
+                             [("a", GPU, "gpu-0"), ("b/sub", GPU, "gpu-1"),
+                              ("c", GPU, "gpu-2")])
+        env = env_of(log_of(plane, "p"))
+        assert env["GPU_DEVICE_0_TIMESLICE_INTERVAL"] == "Long"   # the last claim config for a
+        assert env["GPU_DEVICE_1_TIMESLICE_INTERVAL"] == "Short"  # "b" is not "b/sub": exact
+        assert env["GPU_DEVICE_2_TIMESLICE_INTERVAL"] == "Short"  # the class config
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    ({"sharing": {"strategy": "TimeSlicing", "timeSlicingConfig": {"interval": "Forever"}}},
+     "unknown time-slice interval: Forever"),
+    ({"sharing": {"strategy": "Magic"}}, "unknown GPU sharing strategy: Magic"),
+    ({"sharing": {"strategy": "SpacePartitioning",
+                  "spacePartitioningConfig": {"partitionCount": -1}}},
+     "invalid partition count: -1"),
+])
+async def test_bad_configs_fail_preparation_with_the_drivers_message(
+        tmp_path: Path, params: dict[str, Any], message: str) -> None:
+    params = {"apiVersion": "gpu.resource.example.com/v1alpha1", "kind": "GpuConfig", **params}
+    async with emulated_plane(tmp_path, nodes=1) as plane:
+        c = admin(plane)
+        await c.create(CLAIMS, claim("bad", [gpu_request()], [
+            {"opaque": {"driver": GPU, "parameters": params}}]))
+        await run_with_claim(plane, c, demo_pod("p", [{"name": "g", "resourceClaimName": "bad"}]),
+                             [("gpu", GPU, "gpu-0")])
+        assert (await c.get("pods", "p", "default"))["status"]["phase"] == "Pending"
+        events = [e for e in await c.list("events", "default")
+                  if e["reason"] == "FailedPrepareDynamicResources"]
+        assert any(message in e["message"] for e in events), [e["message"] for e in events]
+        assert not list((tmp_path / "nodes").rglob("metadata.json"))
+
+
+async def test_the_nic_writes_network_status_and_deferred_metadata(tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path, nodes=1) as plane:
+        c = admin(plane)
+        nic = await c.create(CLAIMS, claim("macvlan-eth0", [
+            {"name": "macvlan-eth0", "exactly": {"deviceClassName": NIC}}]))
+        await run_with_claim(plane, c, demo_pod("p", [
+            {"name": "net", "resourceClaimName": "macvlan-eth0"}]),
+            [("macvlan-eth0", NIC, "nic-0")], consumed={"nic-0": {"bandwidth": "1G"}},
+            share_ids={"nic-0": "8e7acdf9-0290-4ecd-a801-a654b021d2b7"})
+        stored = await c.get(CLAIMS, "macvlan-eth0", "default")
+        [entry] = stored["status"]["devices"]
+        assert (entry["driver"], entry["pool"], entry["device"], entry["shareID"]) == (
+            NIC, "worker-0", "nic-0", "8e7acdf9-0290-4ecd-a801-a654b021d2b7")
+        [cond] = entry["conditions"]
+        assert (cond["type"], cond["status"], cond["reason"]) == ("NetworkReady", "True",
+                                                                  "NetworkReady")
+        assert cond["message"] == "Device successfully allocated and assigned to the pod"
+        network = entry["networkData"]
+        assert network["interfaceName"] == "net1"
+        assert network["ips"][0].endswith("/24") and network["ips"][1].startswith("2001:db8::")
+        assert len(network["hardwareAddress"].split(":")) == 6
+        # written with the driver's node-bound identity (the synthetic permission)
+        assert any(m["manager"] == "dra-kubelet-plugin" and m.get("subresource") == "status"
+                   for m in stored["metadata"]["managedFields"])
+        [host] = (tmp_path / "nodes").rglob("metadata.json")
+        first = read_stream(host.read_text())[0]
+        assert first["metadata"]["generation"] == 2  # the deferred network data
+        assert first["requests"][0]["devices"][0]["networkData"] == network
+        assert nic["metadata"]["uid"] == first["metadata"]["uid"]

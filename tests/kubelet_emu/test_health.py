@@ -1,0 +1,155 @@
+"""Device health in pod status, and fault injection, on a virtual clock: a DeviceFault makes
+the pod's allocatedResourcesStatus Unhealthy with the message and deleting it heals it; a
+silenced device turns Unknown after the health timeout; faults can last a while; a
+terminated pod's status is left alone; bad faults are refused with field causes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fakeapi.client import Client
+from fakeapi.errors import ApiError
+from tests.kubelet_emu.harness import CLAIMS, LEASES, emulated_plane
+from tests.kubelet_emu.scheduling import allocate, reserve
+
+DEVICE_FAULTS = "devicefaults.emulator.fakeapi.dev"
+NODE_FAULTS = "nodefaults.emulator.fakeapi.dev"
+GPU = "gpu.example.com"
+
+
+def admin(plane: Any) -> Client:
+    return plane.cluster.client("test-admin")
+
+
+async def gpu_pod(plane: Any, c: Client, *, script: str = "sleep 9999",
+                  policy: str = "Always") -> None:
+    claim = await c.create(CLAIMS, {"metadata": {"name": "g", "namespace": "default"},
+                                    "spec": {"devices": {"requests": [
+                                        {"name": "gpu", "exactly": {"deviceClassName": GPU}}]}}})
+    pod = await c.create("pods", {"metadata": {"name": "p", "namespace": "default"}, "spec": {
+        "nodeName": "worker-0", "restartPolicy": policy,
+        "resourceClaims": [{"name": "gpu", "resourceClaimName": "g"}],
+        "containers": [{"name": "ctr0", "image": "ubuntu", "command": ["bash", "-c", script],
+                        "resources": {"claims": [{"name": "gpu", "request": "gpu"}]}},
+                       {"name": "sidecar", "image": "busybox"}]}})
+    await allocate(c, claim, "worker-0", [("gpu", GPU, "gpu-2")])
+    await reserve(c, claim, pod)
+    await plane.settle()
+
+
+async def health_of(c: Client) -> list[dict[str, Any]]:
+    pod = await c.get("pods", "p", "default")
+    statuses = {s["name"]: s for s in pod["status"]["containerStatuses"]}
+    assert "allocatedResourcesStatus" not in statuses["sidecar"]  # it uses no device
+    return statuses["ctr0"]["allocatedResourcesStatus"]
+
+
+def fault(name: str, **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "emulator.fakeapi.dev/v1alpha1", "kind": "DeviceFault",
+            "metadata": {"name": name},
+            "spec": {"nodeName": "worker-0", "driver": GPU, "device": "gpu-2", **spec}}
+
+
+async def test_a_device_fault_turns_the_pod_status_unhealthy_until_deleted(
+        tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path, nodes=1) as plane:
+        c = admin(plane)
+        await gpu_pod(plane, c)
+        assert await health_of(c) == [{"name": "claim:gpu/gpu", "resources": [
+            {"resourceID": f"{GPU}/worker-0/gpu-2", "health": "Healthy"}]}]
+        await c.create(DEVICE_FAULTS, fault("ecc", message="ECC error count exceeded threshold"))
+        await plane.settle()
+        assert await health_of(c) == [{"name": "claim:gpu/gpu", "resources": [
+            {"resourceID": f"{GPU}/worker-0/gpu-2", "health": "Unhealthy",
+             "message": "ECC error count exceeded threshold"}]}]
+        # a fault on another device changes nothing here
+        await c.create(DEVICE_FAULTS, fault("other", device="gpu-3", message="x"))
+        await plane.settle()
+        assert (await health_of(c))[0]["resources"][0]["health"] == "Unhealthy"
+        await c.delete(DEVICE_FAULTS, "ecc")
+        await plane.settle()
+        assert (await health_of(c))[0]["resources"] == [
+            {"resourceID": f"{GPU}/worker-0/gpu-2", "health": "Healthy"}]
+
+
+async def test_a_silenced_device_turns_unknown_after_the_timeout(tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path, nodes=1) as plane:
+        c = admin(plane)
+        await gpu_pod(plane, c)
+        await c.create(DEVICE_FAULTS, fault("quiet", mode="StopReporting"))
+        await plane.clock.advance(25)
+        assert (await health_of(c))[0]["resources"][0]["health"] == "Healthy"
+        await plane.clock.advance(10)
+        assert (await health_of(c))[0]["resources"][0] == {
+            "resourceID": f"{GPU}/worker-0/gpu-2", "health": "Unknown"}
+        await c.delete(DEVICE_FAULTS, "quiet")
+        await plane.settle()
+        assert (await health_of(c))[0]["resources"][0]["health"] == "Healthy"
+
+
+async def test_a_fault_with_a_duration_heals_by_itself(tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path, nodes=1) as plane:
+        c = admin(plane)
+        await gpu_pod(plane, c)
+        await c.create(DEVICE_FAULTS, fault("blip", message="thermal", durationSeconds=60))
+        await plane.clock.advance(30)
+        assert (await health_of(c))[0]["resources"][0]["health"] == "Unhealthy"
+        await plane.clock.advance(31)
+        assert (await health_of(c))[0]["resources"][0]["health"] == "Healthy"
+        assert await c.get(DEVICE_FAULTS, "blip")  # the object stays; it just ended
+
+
+async def test_a_terminated_pods_health_is_not_updated(tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path, nodes=1) as plane:
+        c = admin(plane)
+        await gpu_pod(plane, c, script="sleep 5; exit 1", policy="Never")
+        await plane.clock.advance(6)
+        assert (await c.get("pods", "p", "default"))["status"]["phase"] == "Running"  # sidecar
+        await c.create(DEVICE_FAULTS, fault("late", message="too late"))
+        await plane.settle()
+        assert (await health_of(c))[0]["resources"][0]["health"] == "Unhealthy"
+
+
+@pytest.mark.parametrize(("resource", "body", "causes"), [
+    (DEVICE_FAULTS, {"spec": {"nodeName": "worker-0", "driver": GPU}},
+     [("spec.device", "Required value")]),
+    (DEVICE_FAULTS, {"spec": {"nodeName": "worker-0", "driver": GPU, "device": "gpu-0",
+                              "mode": "Melt"}},
+     [("spec.mode", 'Unsupported value: "Melt": supported values: "Unhealthy", '
+       '"StopReporting"')]),
+    (DEVICE_FAULTS, {"spec": {"nodeName": "worker-0", "driver": "Bad_Driver",
+                              "device": "gpu-0", "durationSeconds": 0}},
+     [("spec.driver", "Invalid value"), ("spec.durationSeconds", "must be greater than")]),
+    (NODE_FAULTS, {"spec": {}}, [("spec.nodeName", "Required value")]),
+])
+async def test_bad_faults_are_refused_with_field_causes(
+        tmp_path: Path, resource: str, body: dict[str, Any],
+        causes: list[tuple[str, str]]) -> None:
+    async with emulated_plane(tmp_path, nodes=0) as plane:
+        c = admin(plane)
+        with pytest.raises(ApiError) as e:
+            await c.create(resource, {"metadata": {"name": "bad"}, **body})
+        assert e.value.code == 422 and e.value.reason == "Invalid"
+        got = [(cause.field, cause.message) for cause in e.value.causes]
+        for field, text in causes:
+            assert any(f == field and text in m for f, m in got), got
+        assert await c.list(resource) == []
+
+
+async def test_a_node_fault_stops_the_heartbeat_until_deleted(tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path, nodes=1) as plane:
+        c = admin(plane)
+        await c.create(NODE_FAULTS, {"metadata": {"name": "down"},
+                                     "spec": {"nodeName": "worker-0"}})
+        await plane.settle()
+        before = (await c.get(LEASES, "worker-0", "kube-node-lease"))["spec"]["renewTime"]
+        await plane.clock.advance(60)
+        assert (await c.get(LEASES, "worker-0", "kube-node-lease"))["spec"][
+            "renewTime"] == before
+        await c.delete(NODE_FAULTS, "down")
+        await plane.settle()
+        assert (await c.get(LEASES, "worker-0", "kube-node-lease"))["spec"][
+            "renewTime"] != before

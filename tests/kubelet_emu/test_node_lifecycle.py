@@ -1,0 +1,133 @@
+"""Node lifecycle on a virtual clock: a NodeFault stops the heartbeat; after the grace
+period the node is Unknown with the unreachable taints and its pods not Ready; pods are
+evicted after their tolerationSeconds (at once without a toleration, never with one that
+has none); the node comes back Ready, loses the taints, and its kubelet finishes the
+evicted pods' graceful deletion."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fakeapi.client import Client
+from fakeapi.errors import ApiError
+from tests.kubelet_emu.harness import condition, emulated_plane
+
+NODE_FAULTS = "nodefaults.emulator.fakeapi.dev"
+COMPONENTS = "kubelet,node-lifecycle-controller,taint-eviction-controller"
+UNREACHABLE = "node.kubernetes.io/unreachable"
+
+
+def admin(plane: Any) -> Client:
+    return plane.cluster.client("test-admin")
+
+
+def pod(name: str, tolerations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"nodeName": "worker-0", "containers": [
+        {"name": "c", "image": "ubuntu", "command": ["bash", "-c",
+                                                     "trap 'exit 0' TERM; sleep 9999 & wait"]}]}
+    if tolerations is not None:
+        spec["tolerations"] = tolerations
+    return {"metadata": {"name": name, "namespace": "default"}, "spec": spec}
+
+
+def unreachable(seconds: int | None = None) -> list[dict[str, Any]]:
+    t: dict[str, Any] = {"key": UNREACHABLE, "operator": "Exists", "effect": "NoExecute"}
+    if seconds is not None:
+        t["tolerationSeconds"] = seconds
+    return [t]
+
+
+async def exists(c: Client, name: str) -> dict[str, Any] | None:
+    try:
+        return await c.get("pods", name, "default")
+    except ApiError as e:
+        assert e.code == 404
+        return None
+
+
+async def test_a_node_fault_makes_the_node_unknown_and_evicts_its_pods(tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path, nodes=2, components=COMPONENTS) as plane:
+        c = admin(plane)
+        await c.create("pods", pod("untolerant", tolerations=[]))
+        await c.create("pods", pod("patient", unreachable(100)))
+        await c.create("pods", pod("forever", unreachable()))
+        await plane.settle()
+        await c.create(NODE_FAULTS, {"metadata": {"name": "w0-down"},
+                                     "spec": {"nodeName": "worker-0"}})
+        await plane.clock.advance(45)
+        node = await c.get("nodes", "worker-0")
+        assert condition(node, "Ready")["status"] == "True"  # type: ignore[index]
+        assert not node["spec"].get("taints")
+        await plane.clock.advance(20)
+        node = await c.get("nodes", "worker-0")
+        ready = condition(node, "Ready")
+        assert ready is not None and ready["status"] == "Unknown"
+        assert ready["reason"] == "NodeStatusUnknown"
+        assert ready["message"] == "Kubelet stopped posting node status."
+        assert {c["type"]: c["status"] for c in node["status"]["conditions"]} == {
+            "Ready": "Unknown", "MemoryPressure": "Unknown", "DiskPressure": "Unknown",
+            "PIDPressure": "Unknown"}
+        assert sorted((t["key"], t["effect"]) for t in node["spec"]["taints"]) == [
+            (UNREACHABLE, "NoExecute"), (UNREACHABLE, "NoSchedule")]
+        other = await c.get("nodes", "worker-1")
+        assert condition(other, "Ready")["status"] == "True"  # type: ignore[index]
+        # the pods: not Ready; the untolerant one evicted at once (Terminating: no kubelet)
+        forever = await c.get("pods", "forever", "default")
+        assert condition(forever, "Ready")["status"] == "False"  # type: ignore[index]
+        evicted = await c.get("pods", "untolerant", "default")
+        assert evicted["metadata"]["deletionTimestamp"]
+        target = condition(evicted, "DisruptionTarget")
+        assert target is not None and target["reason"] == "DeletionByTaintManager"
+        patient = await c.get("pods", "patient", "default")
+        assert not patient["metadata"].get("deletionTimestamp")
+        await plane.clock.advance(100)
+        patient = await c.get("pods", "patient", "default")
+        assert patient["metadata"]["deletionTimestamp"]
+        assert not (await c.get("pods", "forever", "default"))["metadata"].get(
+            "deletionTimestamp")
+
+        # the node comes back: Ready, no taints, and its kubelet finishes the deletions
+        await c.delete(NODE_FAULTS, "w0-down")
+        await plane.clock.advance(10)
+        node = await c.get("nodes", "worker-0")
+        assert condition(node, "Ready")["status"] == "True"  # type: ignore[index]
+        assert not node["spec"].get("taints")
+        assert await exists(c, "untolerant") is None
+        assert await exists(c, "patient") is None
+        forever = await c.get("pods", "forever", "default")
+        assert forever["status"]["phase"] == "Running"
+        assert condition(forever, "Ready")["status"] == "True"  # type: ignore[index]
+
+
+async def test_a_node_that_never_reported_gets_the_startup_grace(tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path, nodes=0, components=COMPONENTS) as plane:
+        c = admin(plane)
+        await c.create("nodes", {"metadata": {"name": "ghost", "labels": {
+            "emulator.fakeapi.dev/managed": "false"}}})
+        await plane.clock.advance(55)
+        assert condition(await c.get("nodes", "ghost"), "Ready") is None
+        await plane.clock.advance(10)
+        ready = condition(await c.get("nodes", "ghost"), "Ready")
+        assert ready is not None and ready["status"] == "Unknown"
+        assert ready["reason"] == "NodeStatusNeverUpdated"
+
+
+@pytest.mark.parametrize("status", ["False"])
+async def test_a_not_ready_node_is_tainted_not_ready(tmp_path: Path, status: str) -> None:
+    async with emulated_plane(tmp_path, nodes=0, components=COMPONENTS) as plane:
+        c = admin(plane)
+        await c.create("nodes", {"metadata": {"name": "sick", "labels": {
+            "emulator.fakeapi.dev/managed": "false"}}})
+        now = "2026-01-01T00:00:00Z"
+        await c.patch("nodes", "sick", {"status": {"conditions": [
+            {"type": "Ready", "status": status, "reason": "KubeletNotReady",
+             "lastHeartbeatTime": now, "lastTransitionTime": now}]}}, subresource="status")
+        await plane.settle()
+        taints = (await c.get("nodes", "sick"))["spec"]["taints"]
+        assert sorted((t["key"], t["effect"]) for t in taints) == [
+            ("node.kubernetes.io/not-ready", "NoExecute"),
+            ("node.kubernetes.io/not-ready", "NoSchedule")]
+        assert [t for t in taints if t["effect"] == "NoExecute"][0]["timeAdded"]

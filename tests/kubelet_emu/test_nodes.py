@@ -1,0 +1,128 @@
+"""Emulated nodes on a virtual clock: registration, Leases renewed every 10 s, DeviceClasses
+installed, adoption of Nodes that clients create (and the opt-outs), deleted nodes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fakeapi.client import Client
+from fakeapi.clock import parse_time
+from tests.kubelet_emu.harness import CLASSES, LEASES, SLICES, condition, emulated_plane
+
+
+def admin(plane: object) -> Client:
+    return plane.cluster.client("test-admin")  # type: ignore[attr-defined]
+
+
+async def test_configured_nodes_register_ready_with_a_kubelets_status(tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path, nodes=3) as plane:
+        nodes = await admin(plane).list("nodes")
+        assert [n["metadata"]["name"] for n in nodes] == ["worker-0", "worker-1", "worker-2"]
+        n = nodes[1]
+        assert n["metadata"]["labels"]["kubernetes.io/hostname"] == "worker-1"
+        assert n["metadata"]["annotations"]["emulator.fakeapi.dev/profile"] == "default"
+        ready = condition(n, "Ready")
+        assert ready is not None and ready["status"] == "True"
+        assert ready["reason"] == "KubeletReady"
+        assert {c["type"]: c["status"] for c in n["status"]["conditions"]} == {
+            "MemoryPressure": "False", "DiskPressure": "False", "PIDPressure": "False",
+            "Ready": "True"}
+        assert n["status"]["allocatable"] == {"cpu": "64", "memory": "512Gi", "pods": "110",
+                                              "ephemeral-storage": "1Ti"}
+        assert n["status"]["addresses"] == [{"type": "InternalIP", "address": "172.16.0.3"},
+                                            {"type": "Hostname", "address": "worker-1"}]
+        assert n["status"]["nodeInfo"]["kubeletVersion"] == "v1.37.0"
+        assert n["spec"]["podCIDR"] == "10.64.1.0/24"
+        # registered by the kubelet's own node-bound identity
+        assert n["metadata"]["managedFields"][0]["manager"] == "kubelet"
+
+
+async def test_leases_are_renewed_every_ten_seconds_on_the_clock(tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path, nodes=1) as plane:
+        c = admin(plane)
+        lease = await c.get(LEASES, "worker-0", "kube-node-lease")
+        assert lease["spec"]["holderIdentity"] == "worker-0"
+        assert lease["spec"]["leaseDurationSeconds"] == 40
+        assert lease["metadata"]["ownerReferences"][0]["kind"] == "Node"
+        start = parse_time(lease["spec"]["renewTime"])
+        await plane.clock.advance(35)
+        lease = await c.get(LEASES, "worker-0", "kube-node-lease")
+        assert (parse_time(lease["spec"]["renewTime"]) - start).total_seconds() == 30
+
+
+async def test_device_classes_are_installed_once_and_left_alone(tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path) as plane:
+        c = admin(plane)
+        gpu = await c.get(CLASSES, "gpu.example.com")
+        assert gpu["spec"]["selectors"] == [
+            {"cel": {"expression": "device.driver == 'gpu.example.com'"}}]
+        assert {d["metadata"]["name"] for d in await c.list(CLASSES)} == {
+            "gpu.example.com", "nic.example.com"}
+        await c.delete(CLASSES, "nic.example.com")
+        await plane.clock.advance(60)
+        assert {d["metadata"]["name"] for d in await c.list(CLASSES)} == {"gpu.example.com"}
+
+
+async def test_nodes_clients_create_are_adopted_keeping_their_resources(tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path, nodes=0) as plane:
+        c = admin(plane)
+        await c.create("nodes", {"metadata": {"name": "mine", "labels": {"team": "a"}},
+                                 "status": {"capacity": {"cpu": "4", "memory": "8Gi",
+                                                         "pods": "20"}}})
+        await c.create("nodes", {"metadata": {"name": "gpus", "annotations": {
+            "emulator.fakeapi.dev/profile": "gpu"}}})
+        await plane.settle()
+        mine = await c.get("nodes", "mine")
+        assert mine["metadata"]["labels"] == {"team": "a"}
+        assert mine["status"]["capacity"] == {"cpu": "4", "memory": "8Gi", "pods": "20"}
+        assert mine["status"]["allocatable"] == mine["status"]["capacity"]
+        assert condition(mine, "Ready")["status"] == "True"  # type: ignore[index]
+        assert mine["spec"]["podCIDR"]
+        assert await c.get(LEASES, "mine", "kube-node-lease")
+        # no devices unless the node names a profile
+        pools = {(s["spec"]["nodeName"], s["spec"]["driver"]) for s in await c.list(SLICES)}
+        assert pools == {("gpus", "gpu.example.com")}
+        assert (await c.get("nodes", "gpus"))["status"]["capacity"]["cpu"] == "32"
+
+
+async def test_opted_out_nodes_and_no_adoption_are_left_alone(tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path, nodes=0) as plane:
+        c = admin(plane)
+        await c.create("nodes", {"metadata": {"name": "bare", "labels": {
+            "emulator.fakeapi.dev/managed": "false"}}})
+        await plane.clock.advance(30)
+        assert (await c.get("nodes", "bare")).get("status", {}).get("conditions") is None
+        assert await c.list(LEASES, "kube-node-lease") == []
+    async with emulated_plane(tmp_path, nodes=1, adopt=False) as plane:
+        c = admin(plane)
+        await c.create("nodes", {"metadata": {"name": "other"}})
+        await plane.clock.advance(30)
+        assert "conditions" not in ((await c.get("nodes", "other")).get("status") or {})
+        assert [x["metadata"]["name"] for x in await c.list(LEASES, "kube-node-lease")] == [
+            "worker-0"]
+
+
+async def test_a_deleted_node_is_not_registered_again_and_its_slices_go(tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path, nodes=2,
+                              components="kubelet,garbage-collector") as plane:
+        c = admin(plane)
+        await c.delete("nodes", "worker-1")
+        await plane.clock.advance(30)
+        assert [n["metadata"]["name"] for n in await c.list("nodes")] == ["worker-0"]
+        assert {s["spec"]["nodeName"] for s in await c.list(SLICES)} == {"worker-0"}
+
+
+async def test_a_restart_on_the_same_log_keeps_the_nodes(tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path, nodes=2) as plane:
+        c = admin(plane)
+        before = {n["metadata"]["name"]: n["metadata"]["uid"] for n in await c.list("nodes")}
+        slices = sorted(s["metadata"]["name"] for s in await c.list(SLICES))
+        kubelet = plane.components["kubelet"]
+        await plane.supervisor.stop()
+        plane.supervisor.start()
+        await plane.settle()
+        await plane.clock.advance(15)
+        assert {n["metadata"]["name"]: n["metadata"]["uid"]
+                for n in await c.list("nodes")} == before
+        assert sorted(s["metadata"]["name"] for s in await c.list(SLICES)) == slices
+        assert plane.components["kubelet"] is kubelet

@@ -1,0 +1,191 @@
+"""Pods on emulated nodes, on a virtual clock: Running and Ready in one status write,
+commands that exit, restarts, graceful deletion (TERM, KILL at the deadline, then the pod
+goes), and nodes no kubelet runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fakeapi.client import Client
+from fakeapi.columns import summarize_pod
+from fakeapi.errors import ApiError
+from tests.kubelet_emu.harness import condition, emulated_plane
+
+DEMO = "export; trap 'exit 0' TERM; sleep 9999 & wait"
+
+
+def admin(plane: Any) -> Client:
+    return plane.cluster.client("test-admin")
+
+
+def pod(name: str, *, node: str = "worker-0", command: list[str] | None = None,
+        policy: str | None = None, **spec: Any) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": "ctr0", "image": "ubuntu:22.04"}
+    if command is not None:
+        container["command"] = command
+    body: dict[str, Any] = {"metadata": {"name": name, "namespace": "default"},
+                            "spec": {"nodeName": node, "containers": [container], **spec}}
+    if policy:
+        body["spec"]["restartPolicy"] = policy
+    return body
+
+
+async def get_pod(c: Client, name: str) -> dict[str, Any]:
+    return await c.get("pods", name, "default")
+
+
+async def test_a_bound_pod_goes_running_and_ready(tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path, nodes=1) as plane:
+        c = admin(plane)
+        await c.create("pods", pod("web"))
+        await plane.settle()
+        p = await get_pod(c, "web")
+        status = p["status"]
+        assert status["phase"] == "Running"
+        assert [cond["type"] for cond in status["conditions"]] == [
+            "PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady"]
+        assert all(cond["status"] == "True" for cond in status["conditions"])
+        assert status["podIP"].startswith("10.64.0.") and status["hostIP"] == "172.16.0.2"
+        [cs] = status["containerStatuses"]
+        assert cs["ready"] and cs["started"] and cs["restartCount"] == 0
+        assert cs["state"]["running"]["startedAt"] == status["startTime"]
+        assert cs["image"] == "docker.io/library/ubuntu:22.04"
+        assert cs["containerID"].startswith("containerd://")
+        summary = summarize_pod(p, plane.clock.now())
+        assert (summary.ready, summary.status) == ("1/1", "Running")
+        # the kubelet wrote it, through pods/status, with its node-bound identity
+        managers = {(m["manager"], m.get("subresource")) for m in p["metadata"]["managedFields"]}
+        assert ("kubelet", "status") in managers
+
+
+@pytest.mark.parametrize(("script", "policy", "phase", "code"), [
+    ("exit 0", "Never", "Succeeded", 0),
+    ("echo bye; exit 3", "Never", "Failed", 3),
+    ("exit 0", "OnFailure", "Succeeded", 0),
+])
+async def test_commands_that_exit_end_the_pod(tmp_path: Path, script: str, policy: str,
+                                              phase: str, code: int) -> None:
+    async with emulated_plane(tmp_path, nodes=1) as plane:
+        c = admin(plane)
+        await c.create("pods", pod("job", command=["sh", "-c", script], policy=policy))
+        await plane.settle()
+        status = (await get_pod(c, "job"))["status"]
+        assert status["phase"] == phase
+        terminated = status["containerStatuses"][0]["state"]["terminated"]
+        assert terminated["exitCode"] == code
+        assert terminated["reason"] == ("Completed" if code == 0 else "Error")
+        assert condition({"status": status}, "Ready")["reason"] == "PodCompleted"  # type: ignore[index]
+
+
+async def test_a_failing_container_restarts_after_a_back_off(tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path, nodes=1) as plane:
+        c = admin(plane)
+        await c.create("pods", pod("crash", command=["sh", "-c", "sleep 5; exit 1"]))
+        await plane.settle()
+        await plane.clock.advance(6)
+        cs = (await get_pod(c, "crash"))["status"]["containerStatuses"][0]
+        assert cs["state"] == {"waiting": {"reason": "CrashLoopBackOff"}}
+        assert cs["lastState"]["terminated"]["exitCode"] == 1
+        assert (await get_pod(c, "crash"))["status"]["phase"] == "Running"
+        await plane.clock.advance(10)
+        cs = (await get_pod(c, "crash"))["status"]["containerStatuses"][0]
+        assert cs["restartCount"] == 1 and "running" in cs["state"]
+
+
+async def test_run_seconds_annotation_ends_a_service(tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path, nodes=1) as plane:
+        c = admin(plane)
+        body = pod("timed", policy="Never")
+        body["metadata"]["annotations"] = {"emulator.fakeapi.dev/run-seconds": "20"}
+        await c.create("pods", body)
+        await plane.clock.advance(19)
+        assert (await get_pod(c, "timed"))["status"]["phase"] == "Running"
+        await plane.clock.advance(2)
+        assert (await get_pod(c, "timed"))["status"]["phase"] == "Succeeded"
+
+
+async def test_graceful_deletion_waits_for_the_containers(tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path, nodes=1) as plane:
+        c = admin(plane)
+        await c.create("pods", pod("stubborn", command=["sleep", "3600"]))
+        await c.create("pods", pod("polite", command=["bash", "-c", DEMO]))
+        await plane.settle()
+        await c.delete("pods", "polite", "default")
+        deleted = await c.delete("pods", "stubborn", "default")
+        assert deleted["metadata"]["deletionGracePeriodSeconds"] == 30
+        await plane.settle()
+        with pytest.raises(ApiError) as e:
+            await get_pod(c, "polite")  # its TERM trap exits at once
+        assert e.value.code == 404
+        p = await get_pod(c, "stubborn")  # sleep ignores TERM: it waits for the deadline
+        assert p["metadata"]["deletionTimestamp"]
+        assert p["status"]["phase"] == "Running"
+        await plane.clock.advance(29)
+        assert await get_pod(c, "stubborn")
+        await plane.clock.advance(2)
+        with pytest.raises(ApiError) as e:
+            await get_pod(c, "stubborn")
+        assert e.value.code == 404
+
+
+async def test_a_shorter_grace_period_moves_the_deadline(tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path, nodes=1) as plane:
+        c = admin(plane)
+        await c.create("pods", pod("p", command=["sleep", "3600"]))
+        await plane.settle()
+        await c.delete("pods", "p", "default")
+        again = await c.delete("pods", "p", "default", grace_period_seconds=5)
+        assert again["metadata"]["deletionGracePeriodSeconds"] == 5
+        await plane.clock.advance(6)
+        with pytest.raises(ApiError):
+            await get_pod(c, "p")
+
+
+async def test_nodes_without_a_kubelet_keep_pods_pending_and_terminating(
+        tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path, nodes=0) as plane:
+        c = admin(plane)
+        await c.create("nodes", {"metadata": {"name": "dead", "labels": {
+            "emulator.fakeapi.dev/managed": "false"}}})
+        await c.create("pods", pod("stuck", node="dead"))
+        await plane.clock.advance(60)
+        p = await get_pod(c, "stuck")
+        assert p["status"]["phase"] == "Pending"
+        await c.delete("pods", "stuck", "default")
+        await plane.clock.advance(120)
+        assert (await get_pod(c, "stuck"))["metadata"]["deletionTimestamp"]
+        # force deletion still works
+        await c.delete("pods", "stuck", "default", grace_period_seconds=0)
+        with pytest.raises(ApiError):
+            await get_pod(c, "stuck")
+
+
+async def test_unscheduled_pods_are_deleted_at_once(tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path, nodes=1) as plane:
+        c = admin(plane)
+        await c.create("pods", {"metadata": {"name": "free", "namespace": "default"},
+                                "spec": {"containers": [{"name": "c", "image": "x"}]}})
+        await c.delete("pods", "free", "default")
+        with pytest.raises(ApiError):
+            await get_pod(c, "free")
+
+
+async def test_init_containers_run_first(tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path, nodes=1) as plane:
+        c = admin(plane)
+        body = pod("with-init", command=["bash", "-c", DEMO])
+        body["spec"]["initContainers"] = [{"name": "init0", "image": "ubuntu:22.04",
+                                           "command": ["bash", "-c"], "args": ["sleep 3"]}]
+        await c.create("pods", body)
+        await plane.settle()
+        status = (await get_pod(c, "with-init"))["status"]
+        assert status["phase"] == "Pending"
+        assert "running" in status["initContainerStatuses"][0]["state"]
+        await plane.clock.advance(4)
+        status = (await get_pod(c, "with-init"))["status"]
+        assert status["phase"] == "Running"
+        assert status["initContainerStatuses"][0]["state"]["terminated"]["reason"] == "Completed"
+        assert status["containerStatuses"][0]["ready"]
