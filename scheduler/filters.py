@@ -142,16 +142,18 @@ def fits(requests: Mapping[str, Fraction], free: Mapping[str, Fraction], pods_fr
 
 
 def run_filters(pod: Obj, node: Obj, *, requests: Mapping[str, Fraction],
-                used: Mapping[str, Fraction], pod_count: int) -> Rejection | None:
+                used: Mapping[str, Fraction], pod_count: int,
+                capacity: Mapping[str, Fraction] | None = None) -> Rejection | None:
     """Every non-DRA filter in upstream's order; the first rejection, or None.
 
-    `used` is what the pods already on the node request, `pod_count` how many there are.
+    `used` is what the pods already on the node request, `pod_count` how many there are;
+    `capacity` the node's `allocatable(node)` when the caller keeps it parsed.
     """
     for check in (_node_unschedulable, _node_name, _taint_toleration, _node_affinity):
         rejection = check(pod, node)
         if rejection is not None:
             return rejection
-    cap = allocatable(node)
+    cap = allocatable(node) if capacity is None else capacity
     if not cap:
         # A node that reports no capacity at all (created with kubectl, no kubelet has
         # written its status): fakeapi treats it as unconstrained, so such nodes are

@@ -138,6 +138,14 @@ class Scheduler(Controller[str]):
         self._in_flight: dict[str, Obj] = {}
         self._waiting: dict[str, Waiting] = {}
         self._node_names: list[str] = []
+        self._capacity: dict[str, dict[str, Fraction]] = {}
+        """Each node's parsed allocatable (parsed once per node change, not per pod)."""
+        self._dra_outcomes: dict[str, tuple[tuple[Any, ...], Rejection | None,
+                                            list[Obj] | None]] = {}
+        """Per node: the last DRA outcome and what it depended on (see `_dra_key`)."""
+        self._specs: dict[str, bytes] = {}
+        self._epoch = 0
+        """Bumped by every slice, class or taint-rule change (the allocator's inputs)."""
         self._next_start = 0
         self.pods = self.watch("pods", self._pod_changed)
         self.nodes = self.watch("nodes", self._node_changed)
@@ -196,9 +204,13 @@ class Scheduler(Controller[str]):
         if type_ == DELETED:
             if name in self._node_names:
                 self._node_names.remove(name)
-        elif old is None and name not in self._node_names:
-            self._node_names.append(name)
-            self._node_names.sort()
+            self._capacity.pop(name, None)
+            self._dra_outcomes.pop(name, None)
+        else:
+            self._capacity[name] = allocatable(node)
+            if old is None and name not in self._node_names:
+                self._node_names.append(name)
+                self._node_names.sort()
         return self._requeue_unschedulable()
 
     def _claim_changed(self, type_: str, claim: Obj, old: Obj | None) -> list[str]:
@@ -208,6 +220,8 @@ class Scheduler(Controller[str]):
             self.allocated.add(uid, allocation)
         elif uid not in self._in_flight:
             self.allocated.remove(uid)
+        if type_ == DELETED:
+            self._specs.pop(uid, None)
         keys = self._requeue_unschedulable()
         key = claim_key(claim)
         keys.extend(k for k, w in self._waiting.items() if key in w.claims)
@@ -215,6 +229,7 @@ class Scheduler(Controller[str]):
 
     def _inventory_changed(self, put: Any, remove: Any) -> Any:
         def changed(type_: str, obj: Obj, old: Obj | None) -> list[str]:
+            self._epoch += 1
             if type_ == DELETED:
                 remove(obj["metadata"]["name"])
             else:
@@ -301,6 +316,37 @@ class Scheduler(Controller[str]):
                 return Rejection(DRA_PLUGIN, ("resourceclaim not available on the node",)), None
         if not to_allocate:
             return None, []
+        key: tuple[Any, ...] | None = None
+        if diagnostics is None:
+            key = self._dra_key(node, to_allocate)
+            hit = self._dra_outcomes.get(node["metadata"]["name"])
+            if hit is not None and hit[0] == key:
+                return hit[1], hit[2]
+        rejection, results = self._allocate_on(node, to_allocate, diagnostics, share_id)
+        if key is not None:
+            self._dra_outcomes[node["metadata"]["name"]] = (key, rejection, results)
+        return rejection, results
+
+    def _dra_key(self, node: Obj, to_allocate: list[PodClaim]) -> tuple[Any, ...]:
+        """What a node's allocation outcome depends on: the allocator's inputs (epoch), the
+        node (labels, via its resourceVersion), the claims' specs (not their names: claims
+        from one template share outcomes) and the devices in use in the node's pools. The
+        allocator is a pure function of these, so an equal key means an equal outcome."""
+        meta = node["metadata"]
+        view = self.inventory.view(meta["name"], meta.get("labels") or {})
+        specs = []
+        for c in to_allocate:
+            spec = self._specs.get(c.uid)
+            if spec is None:
+                spec = self._specs[c.uid] = orjson.dumps(c.claim.get("spec"),
+                                                        option=orjson.OPT_SORT_KEYS)
+            specs.append(spec)
+        return (self._epoch, meta.get("resourceVersion"), tuple(specs),
+                tuple(self.allocated.pool_version(p.id) for p in view.pools))
+
+    def _allocate_on(self, node: Obj, to_allocate: list[PodClaim],
+                     diagnostics: Diagnostics | None, share_id: Callable[[], str] | None
+                     ) -> tuple[Rejection | None, list[Obj] | None]:
         deadline = self.clock.monotonic() + FILTER_TIMEOUT
         try:
             results = allocate(claims=[c.claim for c in to_allocate], node=node,
@@ -343,7 +389,8 @@ class Scheduler(Controller[str]):
             if node is None:
                 continue
             rejection = run_filters(pod, node, requests=requests, used=self.usage.used(name),
-                                    pod_count=self.usage.pods(name))
+                                    pod_count=self.usage.pods(name),
+                                    capacity=self._capacity.get(name))
             results: list[Obj] | None = []
             if rejection is None and claims:
                 rejection, results = self._filter_dra(pod, node, claims, to_allocate)
@@ -385,26 +432,32 @@ class Scheduler(Controller[str]):
         least-allocated spread; ties go to a seeded random pick (upstream's selectHost)."""
         best: list[tuple[str, list[Obj]]] = []
         best_score: float = -1
+        ranked = any(_subrequest_indexes(c.claim) for c in to_allocate)
+        want_cpu = float(requests.get(CPU) or DEFAULT_CPU)
+        want_memory = float(requests.get(MEMORY) or DEFAULT_MEMORY)
         for name, results in feasible:
-            score = _dra_score(to_allocate, results) * 100 + self._least_allocated(
-                name, requests)
+            score = self._least_allocated(name, want_cpu, want_memory)
+            if ranked:
+                score += _dra_score(to_allocate, results) * 100
             if score > best_score:
                 best, best_score = [(name, results)], score
             elif score == best_score:
                 best.append((name, results))
         return best[self._random.randrange(len(best))] if len(best) > 1 else best[0]
 
-    def _least_allocated(self, node_name: str, requests: dict[str, Fraction]) -> float:
-        node = self.nodes.cache.get(node_name) or {}
-        cap = allocatable(node)
+    def _least_allocated(self, node_name: str, want_cpu: float, want_memory: float) -> float:
+        """NodeResourcesFit's LeastAllocated score (0-100) over cpu and memory, with
+        upstream's non-zero defaults for pods that request neither."""
+        cap = self._capacity.get(node_name) or {}
         used = self.usage.used(node_name)
         score, weight = 0.0, 0
-        for name, default in ((CPU, DEFAULT_CPU), (MEMORY, DEFAULT_MEMORY)):
+        for name, want in ((CPU, want_cpu), (MEMORY, want_memory)):
             total = cap.get(name)
             if not total:
                 continue
-            want = used.get(name, Fraction(0)) + (requests.get(name) or default)
-            score += float(max(Fraction(0), total - want) * 100 / total)
+            total_f = float(total)
+            free = total_f - float(used.get(name, 0)) - want
+            score += max(0.0, free) * 100 / total_f
             weight += 1
         return score / weight if weight else 0.0
 

@@ -28,6 +28,9 @@ class AllocatedState:
         """Capacity consumed by the shares of each device."""
         self.version = 0
         """Bumped on every change, so caches derived from the state know when to refresh."""
+        self._pool_versions: Counter[str] = Counter()
+        """Per pool (`driver/pool`): bumped whenever a device of the pool is taken or freed,
+        so a cache of one node's outcome can tell whether its pools changed."""
 
     def add(self, claim_uid: str, allocation: Obj | None) -> None:
         """Record a claim's `status.allocation` (replacing what it had); None removes it."""
@@ -45,6 +48,7 @@ class AllocatedState:
                 consumed = {name: parse(q).value
                             for name, q in result["consumedCapacity"].items()}
             entries.append((key, share, consumed))
+            self._pool_versions[key.rpartition("/")[0]] += 1
             if share is None:
                 self.dedicated[key] += 1
             else:
@@ -62,6 +66,7 @@ class AllocatedState:
         if entries is None:
             return
         for key, share, consumed in entries:
+            self._pool_versions[key.rpartition("/")[0]] += 1
             counter = self.dedicated if share is None else self.shared
             counter[key] -= 1
             if counter[key] <= 0:
@@ -73,6 +78,10 @@ class AllocatedState:
                 if all(v == 0 for v in total.values()):
                     del self.capacity[key]
         self.version += 1
+
+    def pool_version(self, pool_id: str) -> int:
+        """How often devices of the pool `driver/pool` were taken or freed (0: never)."""
+        return self._pool_versions.get(pool_id, 0)
 
     def __contains__(self, claim_uid: object) -> bool:
         return claim_uid in self._claims
