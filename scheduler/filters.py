@@ -149,11 +149,30 @@ def run_filters(pod: Obj, node: Obj, *, requests: Mapping[str, Fraction],
     `used` is what the pods already on the node request, `pod_count` how many there are;
     `capacity` the node's `allocatable(node)` when the caller keeps it parsed.
     """
+    rejection = placement_rejection(pod, node)
+    if rejection is not None:
+        return rejection
+    return resources_rejection(requests, allocatable(node) if capacity is None else capacity,
+                               used, pod_count)
+
+
+PLACEMENT_FIELDS = ("nodeName", "nodeSelector", "affinity", "tolerations")
+"""The pod spec fields the placement filters read (what their verdict depends on)."""
+
+
+def placement_rejection(pod: Obj, node: Obj) -> Rejection | None:
+    """NodeUnschedulable, NodeName, TaintToleration and NodeAffinity: they depend only on
+    the node and the pod's PLACEMENT_FIELDS."""
     for check in (_node_unschedulable, _node_name, _taint_toleration, _node_affinity):
         rejection = check(pod, node)
         if rejection is not None:
             return rejection
-    cap = allocatable(node) if capacity is None else capacity
+    return None
+
+
+def resources_rejection(requests: Mapping[str, Fraction], cap: Mapping[str, Fraction],
+                        used: Mapping[str, Fraction], pod_count: int) -> Rejection | None:
+    """NodeResourcesFit against the node's parsed allocatable `cap`."""
     if not cap:
         # A node that reports no capacity at all (created with kubectl, no kubelet has
         # written its status): fakeapi treats it as unconstrained, so such nodes are

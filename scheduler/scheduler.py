@@ -52,7 +52,17 @@ from scheduler.claims import (
     with_finalizer,
     with_reservation,
 )
-from scheduler.filters import CPU, MEMORY, Rejection, allocatable, pod_requests, run_filters
+from scheduler.filters import (
+    CPU,
+    MEMORY,
+    PLACEMENT_FIELDS,
+    Rejection,
+    allocatable,
+    placement_rejection,
+    pod_requests,
+    resources_rejection,
+    run_filters,
+)
 from scheduler.fiterror import NO_NODES, fit_error
 from scheduler.usage import NodeUsage, counts_on_node
 
@@ -144,6 +154,9 @@ class Scheduler(Controller[str]):
                                             list[Obj] | None]] = {}
         """Per node: the last DRA outcome and what it depended on (see `_dra_key`)."""
         self._specs: dict[str, bytes] = {}
+        self._placements: dict[str, tuple[tuple[Any, ...], Rejection | None]] = {}
+        """Per node: the last placement-filter verdict and the (node version, pod placement
+        fields) it was for."""
         self._epoch = 0
         """Bumped by every slice, class or taint-rule change (the allocator's inputs)."""
         self._next_start = 0
@@ -206,6 +219,7 @@ class Scheduler(Controller[str]):
                 self._node_names.remove(name)
             self._capacity.pop(name, None)
             self._dra_outcomes.pop(name, None)
+            self._placements.pop(name, None)
         else:
             self._capacity[name] = allocatable(node)
             if old is None and name not in self._node_names:
@@ -377,6 +391,9 @@ class Scheduler(Controller[str]):
             raise Unschedulable(fit_error(total, prefilter=str(e),
                                                    post_filter=post)) from None
         requests = pod_requests(pod)
+        spec = pod.get("spec") or {}
+        placement = orjson.dumps([spec.get(f) for f in PLACEMENT_FIELDS],
+                                 option=orjson.OPT_SORT_KEYS)
         want = feasible_nodes_to_find(total)
         feasible: list[tuple[str, list[Obj]]] = []
         rejections: list[Rejection] = []
@@ -388,9 +405,9 @@ class Scheduler(Controller[str]):
             node = self.nodes.cache.get(name)
             if node is None:
                 continue
-            rejection = run_filters(pod, node, requests=requests, used=self.usage.used(name),
-                                    pod_count=self.usage.pods(name),
-                                    capacity=self._capacity.get(name))
+            rejection = self._placement(pod, node, placement) or resources_rejection(
+                requests, self._capacity.get(name) or {}, self.usage.used(name),
+                self.usage.pods(name))
             results: list[Obj] | None = []
             if rejection is None and claims:
                 rejection, results = self._filter_dra(pod, node, claims, to_allocate)
@@ -413,6 +430,17 @@ class Scheduler(Controller[str]):
         node_name, results = self._select(pod, requests, feasible, to_allocate)
         return Choice(node=node_name, claims=claims,
                       allocations={c.uid: r for c, r in zip(to_allocate, results, strict=True)})
+
+    def _placement(self, pod: Obj, node: Obj, placement: bytes) -> Rejection | None:
+        """The placement filters' verdict, remembered per node for pods that place alike."""
+        meta = node["metadata"]
+        key = (meta.get("resourceVersion"), placement)
+        hit = self._placements.get(meta["name"])
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        rejection = placement_rejection(pod, node)
+        self._placements[meta["name"]] = (key, rejection)
+        return rejection
 
     def _deallocatable(self, pod: Obj, claims: list[PodClaim]) -> PodClaim | None:
         """DynamicResources' PostFilter candidate: an allocated claim unavailable here that
