@@ -136,6 +136,12 @@ def pod_claims(pod: Obj, *, get_claim: Callable[[str, str], Obj | None],
         consumer = podgroup_reference(group) if for_group and group else pod_reference(pod)
         found.append(PodClaim(pod_claim_name=entry.get("name", ""), claim=claim,
                               consumer=consumer))
+    extended = ((pod.get("status") or {}).get("extendedResourceClaimStatus") or {}).get(
+        "resourceClaimName")
+    if extended:  # the special claim an earlier attempt created (DRAExtendedResource)
+        claim = get_claim(namespace, extended)
+        if claim is not None and not claim["metadata"].get("deletionTimestamp"):
+            found.append(PodClaim(pod_claim_name="", claim=claim, consumer=pod_reference(pod)))
     return found
 
 

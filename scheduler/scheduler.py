@@ -33,6 +33,7 @@ from fakeapi.runtime.informer import object_key
 from fakeapi.runtime.workqueue import RateLimiter, Retry, WorkQueue
 from fakeapi.server import Route
 from scheduler.allocator import (
+    CLAIM_ANNOTATION,
     AllocatedState,
     AllocationError,
     AllocationTimeout,
@@ -41,13 +42,17 @@ from scheduler.allocator import (
     Inventory,
     NodeUnschedulable,
     allocate,
+    extended_resource_request,
+    is_dra_extended_resource_name,
 )
 from scheduler.claims import (
+    FINALIZER,
     ClaimsNotReady,
     PodClaim,
     check_reservable,
     claim_key,
     pod_claims,
+    pod_reference,
     requested_classes,
     with_finalizer,
     with_reservation,
@@ -80,6 +85,8 @@ BINDING_POLL = 5.0  # upstream PreBind polls binding conditions every 5 s
 BINDING_TIMEOUT = 600.0  # upstream's default bindingTimeout (10 min)
 MIN_FEASIBLE_NODES = 100  # upstream's minFeasibleNodesToFind
 FILTER_TIMEOUT = 10.0  # upstream's DynamicResources filterTimeout (DRASchedulerFilterTimeout)
+EXTENDED_PREFIX = "extended-resources/"
+"""In-flight key of a special claim not created yet: the prefix and its pod's uid."""
 DRA_PLUGIN = "DynamicResources"
 CANNOT_ALLOCATE = "cannot allocate all claims"
 DEFAULT_CPU, DEFAULT_MEMORY = Fraction(1, 10), Fraction(200 * 2**20)  # non-zero scoring defaults
@@ -127,6 +134,18 @@ class Choice:
     claims: list[PodClaim]
     allocations: dict[str, Obj]
     """claim uid → the allocation this cycle made for it."""
+    extended: Extended | None = None
+    """The special claim for the pod's DRA-backed extended resources, to create at PreBind."""
+
+
+@dataclasses.dataclass
+class Extended:
+    """The special claim of one pod (DRAExtendedResource): its body, the request mappings for
+    the pod's status, and its allocation once the node is chosen."""
+
+    claim: PodClaim
+    mappings: list[Obj]
+    allocation: Obj | None = None
 
 
 class Scheduler(Controller[str]):
@@ -154,6 +173,8 @@ class Scheduler(Controller[str]):
                                             list[Obj] | None]] = {}
         """Per node: the last DRA outcome and what it depended on (see `_dra_key`)."""
         self._specs: dict[str, bytes] = {}
+        self._extended_claims: dict[str, tuple[Any, Extended | None]] = {}
+        """Per pod uid: its special claim for extended resources, and for which nodes."""
         self._placements: dict[str, tuple[tuple[Any, ...], Rejection | None]] = {}
         """Per node: the last placement-filter verdict and the (node version, pod placement
         fields) it was for."""
@@ -197,6 +218,7 @@ class Scheduler(Controller[str]):
             self.usage.forget(key)
             self._unschedulable.discard(key)
             self._waiting.pop(key, None)
+            self._extended_claims.pop(pod["metadata"].get("uid", ""), None)
             return self._requeue_unschedulable() if before else []
         node = counts_on_node(pod)
         if node or not self._assumed(key):
@@ -236,6 +258,9 @@ class Scheduler(Controller[str]):
             self.allocated.remove(uid)
         if type_ == DELETED:
             self._specs.pop(uid, None)
+        elif allocation and (claim["metadata"].get("annotations") or {}).get(CLAIM_ANNOTATION):
+            for owner in claim["metadata"].get("ownerReferences") or ():
+                self.allocated.remove(f"{EXTENDED_PREFIX}{owner.get('uid')}")
         keys = self._requeue_unschedulable()
         key = claim_key(claim)
         keys.extend(k for k, w in self._waiting.items() if key in w.claims)
@@ -391,6 +416,10 @@ class Scheduler(Controller[str]):
             raise Unschedulable(fit_error(total, prefilter=str(e),
                                                    post_filter=post)) from None
         requests = pod_requests(pod)
+        backed = [r for r in requests if self._dra_backed(r)]
+        if backed and any(c.claim["metadata"].get("annotations", {}).get(CLAIM_ANNOTATION)
+                          for c in claims):
+            backed = []  # the special claim exists from an earlier attempt: it is a claim
         spec = pod.get("spec") or {}
         placement = orjson.dumps([spec.get(f) for f in PLACEMENT_FIELDS],
                                  option=orjson.OPT_SORT_KEYS)
@@ -398,6 +427,7 @@ class Scheduler(Controller[str]):
         feasible: list[tuple[str, list[Obj]]] = []
         rejections: list[Rejection] = []
         unavailable = False
+        extended_by_node: dict[str, Extended | None] = {}
         order = self._node_order()
         processed = 0
         for name in order:
@@ -405,18 +435,22 @@ class Scheduler(Controller[str]):
             node = self.nodes.cache.get(name)
             if node is None:
                 continue
+            cap = self._capacity.get(name) or {}
+            node_requests = {k: v for k, v in requests.items() if k not in backed or cap.get(k)}
             rejection = self._placement(pod, node, placement) or resources_rejection(
-                requests, self._capacity.get(name) or {}, self.usage.used(name),
-                self.usage.pods(name))
+                node_requests, cap, self.usage.used(name), self.usage.pods(name))
             results: list[Obj] | None = []
-            if rejection is None and claims:
-                rejection, results = self._filter_dra(pod, node, claims, to_allocate)
+            extended = self._extended(pod, node, backed, cap) if backed else None
+            if rejection is None and (claims or extended):
+                rejection, results = self._filter_dra(
+                    pod, node, claims, to_allocate + ([extended.claim] if extended else []))
                 unavailable = unavailable or (rejection is not None and rejection.reasons == (
                     "resourceclaim not available on the node",))
             if rejection is not None:
                 rejections.append(rejection)
                 continue
             feasible.append((name, results or []))
+            extended_by_node[name] = extended
             if len(feasible) >= want:
                 break
         self._next_start = (self._next_start + processed) % max(total, 1)
@@ -428,8 +462,36 @@ class Scheduler(Controller[str]):
             raise Unschedulable(fit_error(total, rejections=rejections,
                                                    post_filter=post), victim)
         node_name, results = self._select(pod, requests, feasible, to_allocate)
-        return Choice(node=node_name, claims=claims,
+        extended = extended_by_node.get(node_name)
+        if extended is not None:
+            results, extended.allocation = results[:-1], results[-1]
+        return Choice(node=node_name, claims=claims, extended=extended,
                       allocations={c.uid: r for c, r in zip(to_allocate, results, strict=True)})
+
+    def _dra_backed(self, resource: str) -> bool:
+        """Whether a DeviceClass serves the extended resource (DRAExtendedResource)."""
+        return (self.features.extended_resource and is_dra_extended_resource_name(resource)
+                and self.inventory.extended_resource_class(resource) is not None)
+
+    def _extended(self, pod: Obj, node: Obj, backed: list[str],
+                  cap: dict[str, Fraction]) -> Extended | None:
+        """The pod's special claim on this node (resources a device plugin offers here are
+        left to it, as upstream decides per node); one body per pod otherwise."""
+        uid = pod["metadata"].get("uid", "")
+        key = (uid, tuple(r for r in backed if cap.get(r)))
+        hit = self._extended_claims.get(uid)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        found = extended_resource_request(pod, self.inventory, node=node)
+        extended = None
+        if found is not None:
+            claim = {**found.claim, "metadata": {**found.claim["metadata"],
+                                                 "uid": f"{EXTENDED_PREFIX}{uid}"}}
+            extended = Extended(claim=PodClaim(pod_claim_name="", claim=claim,
+                                               consumer=pod_reference(pod)),
+                                mappings=found.mappings)
+        self._extended_claims[uid] = (key, extended)
+        return extended
 
     def _placement(self, pod: Obj, node: Obj, placement: bytes) -> Rejection | None:
         """The placement filters' verdict, remembered per node for pods that place alike."""
@@ -555,7 +617,10 @@ class Scheduler(Controller[str]):
     # ----- reserve, prebind, bind -----------------------------------------------------------
 
     async def _bind_cycle(self, key: str, pod: Obj, choice: Choice) -> None:
-        for uid, allocation in choice.allocations.items():  # Reserve
+        reserved = dict(choice.allocations)
+        if choice.extended is not None and choice.extended.allocation is not None:
+            reserved[choice.extended.claim.uid] = choice.extended.allocation
+        for uid, allocation in reserved.items():  # Reserve
             self._in_flight[uid] = allocation
             self.allocated.add(uid, allocation)
         self.usage.set(key, choice.node, pod=pod)  # assume
@@ -567,7 +632,7 @@ class Scheduler(Controller[str]):
                                       WARNING, "FailedScheduling", f"running PreBind: {e}")
             raise Retry(reason=str(e)) from None
         finally:
-            for uid in choice.allocations:
+            for uid in reserved:
                 self._in_flight.pop(uid, None)
         if conditional:
             self._waiting[key] = Waiting(node=choice.node, claims=conditional,
@@ -577,7 +642,10 @@ class Scheduler(Controller[str]):
         await self._bind(key, pod, choice.node)
 
     def _unreserve(self, key: str, choice: Choice) -> None:
-        for uid in choice.allocations:
+        uids = list(choice.allocations)
+        if choice.extended is not None:
+            uids.append(choice.extended.claim.uid)
+        for uid in uids:
             self._in_flight.pop(uid, None)
             self.allocated.remove(uid)
         self.usage.forget(key)
@@ -598,7 +666,33 @@ class Scheduler(Controller[str]):
                        .get("devices") or {}).get("results") or []
             if any(r.get("bindingConditions") for r in results):
                 conditional.append(claim_key(claim))
+        if choice.extended is not None and choice.extended.allocation is not None:
+            claim = await self._create_extended(pod, choice.extended, now)
+            results = (claim["status"]["allocation"]["devices"] or {}).get("results") or []
+            if any(r.get("bindingConditions") for r in results):
+                conditional.append(claim_key(claim))
         return conditional
+
+    async def _create_extended(self, pod: Obj, extended: Extended, now: str) -> Obj:
+        """Same as upstream's PreBind for extended resources: create the special claim (pod
+        owned, delete-protected), record its allocation and the pod's reservation, then the
+        pod's `status.extendedResourceClaimStatus`."""
+        body = extended.claim.claim
+        meta = {k: v for k, v in body["metadata"].items() if k != "uid"}
+        meta["ownerReferences"] = [{**r, "blockOwnerDeletion": True}
+                                   for r in meta.get("ownerReferences") or ()]
+        meta["finalizers"] = [FINALIZER]
+        created = await self.client.create(CLAIMS, {**body, "metadata": meta})
+        assert extended.allocation is not None
+        claim = await self.client.update(CLAIMS, with_reservation(
+            created, extended.claim.consumer, {**extended.allocation, "allocationTimestamp": now}),
+            subresource="status")
+        pod_meta = pod["metadata"]
+        await self.client.patch("pods", pod_meta["name"], {"status": {
+            "extendedResourceClaimStatus": {"resourceClaimName": created["metadata"]["name"],
+                                            "requestMappings": extended.mappings}}},
+            namespace=pod_meta.get("namespace", ""), subresource="status")
+        return claim
 
     async def _write_reservation(self, c: PodClaim, allocation: Obj | None) -> Obj:
         """Finalizer first (a plain update), then the status, retried on conflicts with a

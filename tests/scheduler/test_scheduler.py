@@ -374,3 +374,59 @@ async def test_explain_before_any_node_and_unknown_pods(plane: ControlPlane,
     with pytest.raises(ApiError) as e:
         explain(plane, "nobody")
     assert (e.value.code, e.value.message) == (404, 'pods "nobody" not found')
+
+
+# ----- extended resources backed by DRA ------------------------------------------------------
+
+
+def gpu_limits(n: int) -> Obj:
+    return {"requests": {"example.com/gpu": str(n)}, "limits": {"example.com/gpu": str(n)}}
+
+
+async def test_an_extended_resource_gets_the_special_claim(plane: ControlPlane,
+                                                           admin: Client) -> None:
+    await gpus(admin, "n1", devices=3)
+    cls = await admin.get("deviceclasses.resource.k8s.io", DRIVER)
+    cls["spec"]["extendedResourceName"] = "example.com/gpu"
+    await admin.update("deviceclasses.resource.k8s.io", cls)
+    body = pod("p")
+    body["spec"]["containers"][0]["resources"] = gpu_limits(2)
+    await admin.create("pods", body)
+    p = await scheduled(plane, admin, "p")
+    assert p["spec"]["nodeName"] == "n1"
+    status = p["status"]["extendedResourceClaimStatus"]
+    assert status["requestMappings"] == [{"containerName": "c", "resourceName": "example.com/gpu",
+                                          "requestName": "container-0-request-0"}]
+    c = await admin.get(CLAIMS, status["resourceClaimName"], NS)
+    assert c["metadata"]["generateName"] == "p-extended-resources-"
+    assert c["metadata"]["annotations"] == {
+        "resource.kubernetes.io/extended-resource-claim": "true"}
+    assert c["metadata"]["ownerReferences"][0]["uid"] == p["metadata"]["uid"]
+    assert c["metadata"]["finalizers"] == ["resource.kubernetes.io/delete-protection"]
+    assert sorted(r["device"] for r in c["status"]["allocation"]["devices"]["results"]) == [
+        "gpu-0", "gpu-1"]
+    assert c["status"]["reservedFor"] == [{"resource": "pods", "name": "p",
+                                           "uid": p["metadata"]["uid"]}]
+    # the special claim's devices are in use: a pod asking for two more doesn't fit
+    second = pod("q")
+    second["spec"]["containers"][0]["resources"] = gpu_limits(2)
+    await admin.create("pods", second)
+    q = await scheduled(plane, admin, "q")
+    assert "nodeName" not in q["spec"]
+    assert "cannot allocate all claims" in condition(q)["message"]  # type: ignore[index]
+
+
+async def test_a_device_plugin_node_is_left_to_node_resources_fit(plane: ControlPlane,
+                                                                  admin: Client) -> None:
+    await admin.create("deviceclasses.resource.k8s.io", {**device_class(), "spec": {
+        **device_class()["spec"], "extendedResourceName": "example.com/gpu"}})
+    plugin_node = node("plugged")
+    plugin_node["status"]["allocatable"]["example.com/gpu"] = "4"
+    await admin.create("nodes", plugin_node)
+    body = pod("p")
+    body["spec"]["containers"][0]["resources"] = gpu_limits(2)
+    await admin.create("pods", body)
+    p = await scheduled(plane, admin, "p")
+    assert p["spec"]["nodeName"] == "plugged"
+    assert "extendedResourceClaimStatus" not in p.get("status", {})
+    assert await admin.list(CLAIMS, NS) == []
