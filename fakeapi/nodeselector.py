@@ -1,71 +1,124 @@
-"""Node selectors, as upstream's `nodeaffinity` helpers: does a node match?
+"""Node selectors, as upstream's `component-helpers/scheduling/corev1/nodeaffinity`: does a
+node match?
 
 A NodeSelector's terms are ORed, a term's requirements ANDed; `matchExpressions` look at the
 node's labels, `matchFields` at `metadata.name` (the one field upstream supports). A term
-with no requirements matches nothing, and so does a selector with no terms. Used by the
-scheduler (pod node affinity, a claim's allocation) and the allocator (slice selectors).
+with no requirements matches nothing, and so does a selector with no terms. `NodeSelector`
+refuses what upstream's NewNodeSelector refuses (the allocator's slices and results);
+`selector_matches` is the lazy form the scheduler's NodeAffinity filter and a claim's
+allocation use, where a term that doesn't parse simply matches no node. One module for the
+scheduler, the allocator and the node lifecycle alike.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 Obj = Mapping[str, Any]
+_Check = Callable[[str, Mapping[str, str]], bool]
 
 
-def _number(value: str) -> int | None:
-    try:
-        return int(value)
-    except ValueError:
-        return None
+class NodeSelectorError(ValueError):
+    """A selector upstream's NewNodeSelector refuses (unknown operator or field, bad values)."""
 
 
-def requirement_matches(req: Obj, value: str | None) -> bool:
-    """One NodeSelectorRequirement against a label or field value (None: absent)."""
-    op = req.get("operator")
-    values: Sequence[str] = req.get("values") or ()
+class NodeSelector:
+    """A parsed NodeSelector: its terms are ORed, the requirements of a term ANDed; a term
+    with no requirements matches no node, nor does a selector without terms."""
+
+    __slots__ = ("terms",)
+
+    def __init__(self, selector: Obj) -> None:
+        self.terms: list[list[_Check]] = []
+        for term in selector.get("nodeSelectorTerms") or []:
+            term = term or {}
+            checks = [_label_check(r or {}) for r in term.get("matchExpressions") or []]
+            checks += [_field_check(r or {}) for r in term.get("matchFields") or []]
+            if checks:
+                self.terms.append(checks)
+
+    def matches(self, node_name: str, labels: Mapping[str, str]) -> bool:
+        """Whether the node with this name and these labels is selected."""
+        return any(all(check(node_name, labels) for check in term) for term in self.terms)
+
+
+def node_identity(node: Obj) -> tuple[str, Mapping[str, str]]:
+    """A Node wire object's name and labels, what selectors look at."""
+    meta = node.get("metadata") or {}
+    return meta.get("name") or "", meta.get("labels") or {}
+
+
+def _values(req: Obj, op: str) -> list[str]:
+    values = [str(v) for v in req.get("values") or []]
+    if op in ("In", "NotIn") and not values:
+        raise NodeSelectorError("values: Required value: must be specified when `operator` "
+                                "is 'In' or 'NotIn'")
+    if op in ("Exists", "DoesNotExist") and values:
+        raise NodeSelectorError("values: Forbidden: may not be specified when `operator` is "
+                                "'Exists' or 'DoesNotExist'")
+    if op in ("Gt", "Lt") and len(values) != 1:
+        raise NodeSelectorError("values: Required value: must be specified single value when "
+                                "`operator` is 'Lt' or 'Gt'")
+    return values
+
+
+def _label_check(req: Obj) -> _Check:
+    key, op = str(req.get("key") or ""), str(req.get("operator") or "")
+    if op not in ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"):
+        raise NodeSelectorError(f'"{op}" is not a valid label selector operator')
+    values = _values(req, op)
     if op == "In":
-        return value is not None and value in values
+        allowed = frozenset(values)
+        return lambda _n, labels: key in labels and labels[key] in allowed
     if op == "NotIn":
-        return value is None or value not in values
+        denied = frozenset(values)
+        return lambda _n, labels: labels.get(key) not in denied  # a missing label matches
     if op == "Exists":
-        return value is not None
+        return lambda _n, labels: key in labels
     if op == "DoesNotExist":
-        return value is None
-    if op in ("Gt", "Lt") and value is not None and len(values) == 1:
-        have, want = _number(value), _number(values[0])
-        if have is None or want is None:
+        return lambda _n, labels: key not in labels
+    try:
+        bound = int(values[0])
+    except ValueError:
+        raise NodeSelectorError(f"values[0]: Invalid value: {values[0]!r}: for 'Gt', 'Lt' "
+                                "operators, the value must be an integer") from None
+    greater = op == "Gt"
+
+    def compare(_n: str, labels: Mapping[str, str]) -> bool:
+        try:
+            value = int(labels[key])
+        except (KeyError, ValueError):
             return False
-        return have > want if op == "Gt" else have < want
-    return False
+        return value > bound if greater else value < bound
+    return compare
 
 
-def term_matches(term: Obj, labels: Mapping[str, str], name: str) -> bool:
-    """One NodeSelectorTerm: every requirement holds (and there is at least one)."""
-    expressions = term.get("matchExpressions") or ()
-    fields = term.get("matchFields") or ()
-    if not expressions and not fields:
-        return False
-    for req in expressions:
-        if not requirement_matches(req, labels.get(req.get("key", ""))):
-            return False
-    for req in fields:
-        value = name if req.get("key") == "metadata.name" else None
-        if value is None or not requirement_matches(req, value):
-            return False
-    return True
+def _field_check(req: Obj) -> _Check:
+    key, op = str(req.get("key") or ""), str(req.get("operator") or "")
+    if key != "metadata.name":
+        raise NodeSelectorError(f"key: Invalid value: {key!r}: not a valid field selector key")
+    if op not in ("In", "NotIn"):
+        raise NodeSelectorError(f'"{op}" is not a valid field selector operator')
+    names = frozenset(_values(req, op))
+    if op == "In":
+        return lambda name, _l: name in names
+    return lambda name, _l: name not in names
 
 
 def selector_matches(selector: Obj | None, node: Obj) -> bool:
     """A NodeSelector (`nodeSelectorTerms`) against a Node wire dict; None matches every
-    node."""
+    node, a term that doesn't parse matches none (upstream's lazy-error selector)."""
     if selector is None:
         return True
-    meta = node.get("metadata") or {}
-    labels = meta.get("labels") or {}
-    name = meta.get("name", "")
-    return any(term_matches(t, labels, name) for t in selector.get("nodeSelectorTerms") or ())
+    name, labels = node_identity(node)
+    for term in selector.get("nodeSelectorTerms") or ():
+        try:
+            if NodeSelector({"nodeSelectorTerms": [term]}).matches(name, labels):
+                return True
+        except NodeSelectorError:
+            continue
+    return False
 
 
 def labels_match(wanted: Mapping[str, str] | None, node: Obj) -> bool:

@@ -5,6 +5,8 @@ the devices in use, and `allocate` finds the devices for a pod's claims on one n
 way `k8s.io/dynamic-resource-allocation/structured` does in Kubernetes 1.37.
 """
 
+from fakeapi.nodeselector import NodeSelector, NodeSelectorError
+
 from .allocate import INVALID_POOLS, allocate
 from .diagnostics import CAUSES, Diagnostics, RequestDiagnostics
 from .errors import AllocationError, AllocationTimeout, ClaimUnschedulable, NodeUnschedulable
@@ -17,7 +19,6 @@ from .extended import (
 )
 from .features import Features
 from .inventory import DEVICE_CLASS_PREFIX, Inventory
-from .nodeselector import NodeSelector, NodeSelectorError
 from .state import AllocatedState
 
 __all__ = [

@@ -8,13 +8,13 @@ from typing import Any
 
 import scheduler.allocator.capacity as capacity
 import scheduler.allocator.diagnostics as why
+from fakeapi.nodeselector import node_identity
 
 from .claims import ALL, EXACT_COUNT, ClaimPlan, Request
 from .constraints import Constraint, DistinctAttribute, MatchAttribute
 from .diagnostics import Diagnostics
 from .errors import AllocationError, ClaimUnschedulable, NodeUnschedulable
 from .inventory import Inventory
-from .nodeselector import node_identity
 from .pools import NodeView
 from .results import allocation_result
 from .search import MAX_RESULTS, RequestData, Search

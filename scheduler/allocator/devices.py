@@ -8,8 +8,8 @@ from fractions import Fraction
 from typing import Any
 
 from fakeapi import cel
+from fakeapi.nodeselector import NodeSelector, NodeSelectorError
 
-from .nodeselector import NodeSelector, NodeSelectorError
 from .quantity import Quantity, parse
 
 Obj = Mapping[str, Any]

@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
 
+from fakeapi.nodeselector import NodeSelector, NodeSelectorError
+
 from .devices import Device, Slice
 from .errors import AllocationError
 from .features import Features
-from .nodeselector import NodeSelector, NodeSelectorError
 
 
 def node_matches(name: str, labels: Mapping[str, str], node_name: str, all_nodes: bool,
