@@ -954,3 +954,56 @@ class _Estimator:
         if size >= UNBOUNDED:
             return UNBOUNDED
         return int(-(-size * factor // 1))
+
+
+# ----- CustomResourceDefinition validation rules (x-kubernetes-validations) ------------------
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class RuleProgram:
+    """A compiled `x-kubernetes-validations` rule: `self` is the value the rule is on,
+    `oldSelf` its stored value (a transition rule, checked on updates only)."""
+
+    expression: str
+    transition: bool
+    _expr: Any = dataclasses.field(repr=False)
+
+
+@functools.lru_cache(maxsize=1)
+def _rule_env() -> Any:
+    return _cel.NewEnv(
+        variables={"self": _T.DYN, "oldSelf": _T.DYN},
+        functions=_decls(Features()),
+        extensions=[ext_bindings.ExtBindings(), ext_strings.ExtStrings(),
+                    ext_optional.ExtOptional()])
+
+
+@functools.lru_cache(maxsize=4096)
+def compile_rule(expression: str) -> RuleProgram | CelError:
+    """Compile a CRD validation rule; a `RuleProgram`, or the error upstream reports
+    (`compilation failed: ...`, or a rule that isn't a bool)."""
+    try:
+        with _compile_lock:
+            expr = _rule_env().compile(expression)
+    except RuntimeError as e:
+        return CelError("compilation failed: " + _engine_message(str(e)))
+    out = _type_name(expr.return_type().name())
+    if out not in ("bool", "dyn"):
+        return CelError(f"must evaluate to a bool, not {out}")
+    return RuleProgram(expression=expression, transition="oldSelf" in expression, _expr=expr)
+
+
+def evaluate_rule(program: RuleProgram, value: Any, old: Any = None) -> bool:
+    """Whether a rule holds for `value` (and `old` for a transition rule); CelEvalError for a
+    runtime error or a non-bool result."""
+    data = {"self": value}
+    if program.transition:
+        data["oldSelf"] = old
+    result = program._expr.eval(data=data)
+    if result.type() == _T.ERROR:
+        raise CelEvalError(_runtime_message(str(result.value())))
+    plain = result.plain_value()
+    if not isinstance(plain, bool):
+        raise CelEvalError(f"CEL result of type {_py_type_name(plain)} could not be converted "
+                           "to bool")
+    return plain

@@ -121,7 +121,10 @@ def _refs(node: Any) -> Iterator[str]:
         if isinstance(ref, str):
             yield ref.removeprefix(REF_PREFIX)
         for key, value in node.items():
-            if not key.startswith("x-kubernetes-"):
+            if key == "properties":  # field names, even `x-kubernetes-validations` (CRDs)
+                for sub in value.values():
+                    yield from _refs(sub)
+            elif not key.startswith("x-kubernetes-"):
                 yield from _refs(value)
     elif isinstance(node, list):
         for x in node:
@@ -301,6 +304,28 @@ def _method_ops(ctx: _OpContext, verbs: Iterable[str], suffix: str, what: str) -
     return ops
 
 
+def _connect_ops(ctx: _OpContext, sub_name: str, options_kind: str,
+                 verbs: Iterable[str]) -> JSON:
+    """GET/POST of a streamed subresource (`pods/{name}/exec`): a string response, as
+    upstream's connect operations."""
+    suffix = sub_name[:1].upper() + sub_name[1:]
+    ops: JSON = {}
+    for verb, method in (("get", "get"), ("create", "post")):
+        if verb not in verbs:
+            continue
+        op: JSON = {"description": f"connect {method.upper()} requests to {sub_name} of the "
+                    f"specified {ctx.op_stem}",
+                    "operationId": f"connect{method.capitalize()}{ctx.op_stem}{suffix}",
+                    "responses": {"200": {"content": {"*/*": {"schema": {"type": "string"}}},
+                                          "description": "OK"},
+                                  "401": {"description": "Unauthorized"}},
+                    "tags": [_tag(ctx.group, ctx.version)], "x-kubernetes-action": "connect",
+                    "x-kubernetes-group-version-kind": {"group": "", "kind": options_kind,
+                                                        "version": "v1"}}
+        ops[method] = op
+    return ops
+
+
 def _sorted(params: list[JSON]) -> list[JSON]:
     return sorted(params, key=lambda p: p["name"])
 
@@ -354,6 +379,10 @@ def _kind_paths(schemas: Schemas, kind: Kind) -> dict[str, JSON]:
         sg, sv, sk = sub.response_gvk(kind)
         body = schemas.name_for_gvk(sg, sv, sk)
         if body is None:
+            if sk.endswith("Options"):  # exec, attach, portforward: upstream's connecters
+                paths[f"{prefix}{ns}/{kind.plural}/{{name}}/{sub_name}"] = {
+                    **_connect_ops(ctx, sub_name, sk, sub.verbs),
+                    "parameters": _sorted([name_param, *scope_params])}
             continue
         sub_ctx = dataclasses.replace(ctx, gvk={"group": sg, "kind": sk, "version": sv},
                                       body=body)

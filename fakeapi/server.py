@@ -683,6 +683,7 @@ def create_app(cluster: Cluster, *, authenticator: authn.Authenticator | None = 
     api = Api(cluster)
     index, document = openapi_handlers(cluster)
     app.router.add_get("/version", version)
+    app.router.add_get("/version/", version)  # same as upstream (kr8s and VersionApi ask so)
     app.router.add_get("/metrics", metrics_handler(metrics))
     live, ready = health_handlers(checks)
     for path, handler in (("/livez", live), ("/healthz", ready), ("/readyz", ready)):
