@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from fakeapi import KUBERNETES_VERSION
+from fakeapi import KUBERNETES_VERSION, crd
 from fakeapi.discovery import group_versions, subresource
 from fakeapi.kinds import Kind, KindTable
 from fakeapi.schemas import REF_PREFIX, Schemas, get_schemas
@@ -332,8 +332,7 @@ def _sorted(params: list[JSON]) -> list[JSON]:
 
 def _kind_paths(schemas: Schemas, kind: Kind) -> dict[str, JSON]:
     """Every REST path of one kind: collection, item, subresources, all-namespaces and watch."""
-    name = schemas.name_for_gvk(kind.group, kind.version, kind.kind)
-    list_name = schemas.name_for_gvk(kind.group, kind.version, kind.kind + "List")
+    name, list_name = definition_names(schemas, kind)
     if name is None:
         return {}
     prefix = f"/apis/{kind.group}/{kind.version}" if kind.group else f"/api/{kind.version}"
@@ -377,7 +376,8 @@ def _kind_paths(schemas: Schemas, kind: Kind) -> dict[str, JSON]:
     for sub_name in sorted(kind.subresources):
         sub = subresource(sub_name)
         sg, sv, sk = sub.response_gvk(kind)
-        body = schemas.name_for_gvk(sg, sv, sk)
+        body = name if (sg, sv, sk) == kind.group_version + (kind.kind,) else (
+            schemas.name_for_gvk(sg, sv, sk))
         if body is None:
             if sk.endswith("Options"):  # exec, attach, portforward: upstream's connecters
                 paths[f"{prefix}{ns}/{kind.plural}/{{name}}/{sub_name}"] = {
@@ -425,6 +425,30 @@ def _kind_paths(schemas: Schemas, kind: Kind) -> dict[str, JSON]:
     return paths
 
 
+def definition_names(schemas: Schemas, kind: Kind) -> tuple[str | None, str | None]:
+    """The definition names of a kind and its list: the 1.37 schemas' for built-in kinds,
+    upstream's reversed-group names (`com.example.v1.Widget`) for custom resources."""
+    if kind.custom_schema:
+        stem = ".".join(reversed(kind.group.split("."))) + f".{kind.version}.{kind.kind}"
+        return stem, stem + "List"
+    return (schemas.name_for_gvk(kind.group, kind.version, kind.kind),
+            schemas.name_for_gvk(kind.group, kind.version, kind.kind + "List"))
+
+
+def custom_definitions(kind: Kind) -> dict[str, JSON]:
+    """A custom resource's object and list definitions (JSON-schema `$defs` form)."""
+    name, list_name = definition_names(get_schemas(), kind)
+    assert name is not None and list_name is not None
+    gvk = {"group": kind.group, "version": kind.version, "kind": kind.kind + "List"}
+    return {name: crd.wire_schema(kind), list_name: {
+        "description": f"{kind.kind}List is a list of {kind.kind}", "type": "object",
+        "required": ["items"], "x-kubernetes-group-version-kind": [gvk],
+        "properties": {
+            "apiVersion": {"type": "string"}, "kind": {"type": "string"},
+            "items": {"type": "array", "items": {"$ref": REF_PREFIX + name}},
+            "metadata": {"$ref": REF_PREFIX + META + "ListMeta"}}}}
+
+
 def _component_roots(schemas: Schemas, kinds: Iterable[Kind]) -> list[str]:
     roots = [DELETE_OPTIONS, PATCH, STATUS, WATCH_EVENT, API_RESOURCE_LIST]
     for k in kinds:
@@ -450,15 +474,19 @@ def build_document(kinds: Iterable[Kind], group: str, version: str) -> JSON:
             "tags": [_tag(group, version)],
         }},
     }
+    custom: dict[str, JSON] = {}
     for k in kinds:
         paths.update(_kind_paths(schemas, k))
+        if k.custom_schema:
+            custom.update(custom_definitions(k))
     return {
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": KUBERNETES_VERSION},
         "paths": dict(sorted(paths.items())),
         "components": {"schemas": {
-            name: component(name) for name in schema_closure(_component_roots(schemas, kinds),
-                                                             schemas)
+            **{name: component(name) for name in schema_closure(
+                [*_component_roots(schemas, kinds), *_refs(custom)], schemas)},
+            **{name: convert_schema(definition) for name, definition in custom.items()}
         }},
     }
 

@@ -17,6 +17,7 @@ from typing import Any, Generic, TypeVar
 
 from fakeapi.client import Client
 from fakeapi.clock import Clock
+from fakeapi.podio import PodIO
 from fakeapi.runtime.informer import Informer, Informers, Obj, object_key
 from fakeapi.runtime.supervisor import Component
 from fakeapi.runtime.workqueue import WorkQueue, process
@@ -36,6 +37,8 @@ class ComponentContext:
     clock: Clock
     random: random.Random
     """A stream of the component's own, reproducible under a seed."""
+    pod_io: PodIO = dataclasses.field(default_factory=PodIO)
+    """Where an emulated kubelet registers the log and exec streams of its node's pods."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
