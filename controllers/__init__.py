@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from controllers.deployment import DeploymentController
+from controllers.disruption import DisruptionController
 from controllers.garbage_collector import GarbageCollector
+from controllers.job import JobController
 from controllers.namespace import NamespaceController
+from controllers.replicaset import ReplicaSetController
+from controllers.serviceaccount import ServiceAccountController
 from fakeapi.runtime.component import ComponentSpec
 
 COMPONENTS: tuple[ComponentSpec, ...] = (
@@ -12,5 +17,15 @@ COMPONENTS: tuple[ComponentSpec, ...] = (
     ComponentSpec(name="garbage-collector", build=GarbageCollector,
                   service_account="generic-garbage-collector",
                   help="follows ownerReferences: Background, Foreground and Orphan deletion"),
+    ComponentSpec(name="serviceaccount-controller", build=ServiceAccountController,
+                  help="a default ServiceAccount in every namespace"),
+    ComponentSpec(name="deployment-controller", build=DeploymentController,
+                  help="Deployments: ReplicaSets per template, rolling updates, revisions"),
+    ComponentSpec(name="replicaset-controller", build=ReplicaSetController,
+                  help="ReplicaSets: spec.replicas pods of the template"),
+    ComponentSpec(name="job-controller", build=JobController,
+                  help="Jobs: completions, parallelism, backoffLimit, suspend"),
+    ComponentSpec(name="disruption-controller", build=DisruptionController,
+                  help="PodDisruptionBudget status, which evictions honour"),
 )
 """The controllers this package offers (names as kube-controller-manager's --controllers)."""

@@ -608,6 +608,37 @@ _CONTROLLERS: dict[str, list[Obj]] = {
         rule(("patch", "update"), (_RESOURCE,), ("devicetaintrules/status",)),
         *_events(),
     ],
+    "serviceaccount-controller": [
+        rule(("create",), (_CORE,), ("serviceaccounts",)),
+        *_events(),
+    ],
+    "deployment-controller": [
+        rule(("get", "list", "watch", "update"), ("apps",), ("deployments",)),
+        rule(("update",), ("apps",), ("deployments/status", "deployments/finalizers")),
+        rule(("create", "delete", "get", "list", "patch", "update", "watch"), ("apps",),
+             ("replicasets",)),
+        rule(("get", "list", "watch", "update"), (_CORE,), ("pods",)),
+        *_events(),
+    ],
+    "replicaset-controller": [
+        rule(("get", "list", "watch", "update"), ("apps",), ("replicasets",)),
+        rule(("update",), ("apps",), ("replicasets/status", "replicasets/finalizers")),
+        rule(("create", "delete", "list", "patch", "watch"), (_CORE,), ("pods",)),
+        *_events(),
+    ],
+    "job-controller": [
+        rule(("get", "list", "watch", "update", "patch"), ("batch",), ("jobs",)),
+        rule(("update", "patch"), ("batch",), ("jobs/status", "jobs/finalizers")),
+        rule(("create", "delete", "list", "patch", "watch"), (_CORE,), ("pods",)),
+        *_events(),
+    ],
+    "disruption-controller": [
+        rule(READ, ("apps",), ("deployments", "replicasets", "statefulsets")),
+        rule(READ, (_CORE,), ("pods", "replicationcontrollers")),
+        rule(READ, ("policy",), ("poddisruptionbudgets",)),
+        rule(("update",), ("policy",), ("poddisruptionbudgets/status",)),
+        *_events(),
+    ],
     "resourcepoolstatusrequest-controller": [
         rule(("delete", *READ), (_RESOURCE,), ("resourcepoolstatusrequests",)),
         rule(("patch", "update"), (_RESOURCE,), ("resourcepoolstatusrequests/status",)),

@@ -24,6 +24,7 @@ from fakeapi import (
     authz,
     discovery,
     openapi,
+    openapi_v2,
     podstreams,
     protobuf,
     reviews,
@@ -683,6 +684,22 @@ def openapi_handlers(cluster: Cluster) -> tuple[Callable[..., Any], Callable[...
     return index, document
 
 
+def openapi_v2_handler(cluster: Cluster) -> Callable[..., Any]:
+    """`/openapi/v2`: protobuf when asked for (kubectl), else JSON; ETag'd like upstream."""
+
+    async def document(request: web.Request) -> web.Response:
+        protobuf = openapi_v2.wants_protobuf(request.headers.get("Accept"))
+        body = openapi_v2.rendered(cluster.kinds.kinds, protobuf)
+        etag = '"' + openapi.content_hash(body)[:32] + '"'
+        headers = {"Etag": etag, "Vary": "Accept", "Cache-Control": "no-cache, private",
+                   "Content-Type": openapi_v2.PROTOBUF_TYPES[1] if protobuf else JSON_TYPE}
+        if request.headers.get("If-None-Match") == etag:
+            return web.Response(status=304, headers=headers)
+        return web.Response(body=body, headers=headers)
+
+    return document
+
+
 def create_app(cluster: Cluster, *, authenticator: authn.Authenticator | None = None,
                checks: Checks | None = None, metrics: Callable[[], str] | None = None
                ) -> web.Application:
@@ -731,6 +748,7 @@ def create_app(cluster: Cluster, *, authenticator: authn.Authenticator | None = 
     for path, handler in (("/livez", live), ("/healthz", ready), ("/readyz", ready)):
         app.router.add_get(path, handler)
         app.router.add_get(path + "/{check}", handler)
+    app.router.add_get("/openapi/v2", openapi_v2_handler(cluster))
     app.router.add_get("/openapi/v3", index)
     app.router.add_get("/openapi/v3/{path:.*}", document)
     # the router tries the routes of a prefix in order: the common one first
