@@ -147,6 +147,16 @@ class Client:
                                              subresource)
         return await self._done(result)
 
+    async def create_subresource(self, resource: str, name: str, subresource: str, body: Obj,
+                                 *, namespace: str = "") -> Obj:
+        """POST to a subresource with a body of its own (`pods/NAME/eviction`, `binding`,
+        `serviceaccounts/NAME/token`): the answer (the action's, or the changed object)."""
+        kind = self.kind(resource)
+        ctx = self._authorize("create", kind, namespace, name, subresource)
+        result = self._registry.create_subresource(kind, namespace, name, subresource,
+                                                   json_copy(body), ctx)
+        return await self._done(result)
+
     async def delete(self, resource: str, name: str, namespace: str = "", *,
                      propagation_policy: str | None = None) -> Obj:
         """DELETE (marks objects that have finalizers); policy Background/Foreground/Orphan."""

@@ -55,6 +55,9 @@ class Kind:
     """The field labels `fieldSelector` accepts (upstream's field-label conversion)."""
     drop_fields: tuple[dropfields.Rule, ...] = dataclasses.field(default=(), compare=False)
     """Fields dropped while their feature gate is off (upstream dropDisabledFields)."""
+    pointer_fields: tuple[str, ...] = ()
+    """Top-level `spec`/`status` fields that are Go pointers (omitted while unset; every
+    other struct field goes on the wire as `{}` at least)."""
     custom_schema: str = ""
     """A custom resource's facts from its CRD as JSON (schema, scale paths; see
     `fakeapi.crd.custom`), "" for built-in kinds. Compared, so caches keyed by kinds see a
@@ -211,7 +214,7 @@ KINDS: tuple[Kind, ...] = (
        columns=columns.DEVICE_TAINT_RULE),
     _k(RESOURCE, "v1alpha3", "ResourcePoolStatusRequest", "resourcepoolstatusrequests", False,
        subresources={"status": "ResourcePoolStatusRequestStatusStrategy"},
-       feature_gate="DRAResourcePoolStatus", returns_deleted=True,
+       feature_gate="DRAResourcePoolStatus", returns_deleted=True, pointer_fields=("status",),
        strategy="ResourcePoolStatusRequestStrategy",
        columns=columns.RESOURCE_POOL_STATUS_REQUEST,
        drop_fields=dropfields.RESOURCE_POOL_STATUS_REQUEST),

@@ -599,7 +599,8 @@ class Registry:
         typed clients read `claim.status.allocation` without a None check)."""
         fields = self._structs.get(kind.resource_id)
         if fields is None:
-            fields = self._structs[kind.resource_id] = struct_fields(self._schema(kind))
+            fields = self._structs[kind.resource_id] = tuple(
+                f for f in struct_fields(self._schema(kind)) if f not in kind.pointer_fields)
         for field in fields:
             if obj.get(field) is None:
                 obj[field] = {}

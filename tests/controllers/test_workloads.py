@@ -1,0 +1,238 @@
+"""The workload controllers on the virtual clock: Deployments roll ReplicaSets within their
+surge and unavailability budgets, ReplicaSets keep their pod count, Jobs run pods to
+completion or give up, budgets guard evictions, every namespace gets a default
+ServiceAccount. A test stands in for the kubelet by writing pod status through the API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from controllers.deployment import HASH_LABEL, REVISION, template_hash
+from fakeapi.client import Client
+from fakeapi.controlplane import ControlPlane
+from fakeapi.errors import ApiError
+from tests.controllers.harness import running_plane
+
+Obj = dict[str, Any]
+WORKLOADS = "deployment-controller,replicaset-controller,garbage-collector"
+
+
+def _deployment(name: str, replicas: int, image: str = "nginx:1", **strategy: Any) -> Obj:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                     **({"strategy": strategy} if strategy else {}),
+                     "template": {"metadata": {"labels": {"app": name}}, "spec": {
+                         "containers": [{"name": "c", "image": image}]}}}}
+
+
+async def _pods(client: Client, **labels: str) -> list[Obj]:
+    selector = ",".join(f"{k}={v}" for k, v in labels.items())
+    return await client.list("pods", "default", label_selector=selector)
+
+
+async def _run_pods(client: Client, pods: list[Obj], *, phase: str = "Running",
+                    ready: bool = True) -> None:
+    """What a kubelet would write: the pod bound, its phase and Ready condition."""
+    for pod in pods:
+        name = pod["metadata"]["name"]
+        current = await client.get("pods", name, "default")
+        status = {**current.get("status", {}), "phase": phase, "conditions": [
+            {"type": "Ready", "status": "True" if ready and phase == "Running" else "False"}]}
+        await client.update("pods", {**current, "status": status}, subresource="status")
+
+
+async def _settle_running(plane: ControlPlane, client: Client, rounds: int = 10) -> None:
+    """Run every new pod until nothing changes (a kubelet that starts whatever it gets)."""
+    for _ in range(rounds):
+        await plane.settle()
+        pending = [p for p in await client.list("pods", "default")
+                   if (p.get("status") or {}).get("phase") == "Pending"
+                   and not p["metadata"].get("deletionTimestamp")]
+        if not pending:
+            return
+        await _run_pods(client, pending)
+    raise AssertionError("pods kept coming")
+
+
+async def test_a_deployment_runs_its_replicas_and_scales() -> None:
+    async with running_plane(WORKLOADS) as plane:
+        client = plane.cluster.client("admin")
+        await client.create("deployments.apps", _deployment("web", 2), "default")
+        await plane.settle()
+        sets = await client.list("replicasets.apps", "default")
+        assert len(sets) == 1
+        rs = sets[0]
+        digest = rs["metadata"]["labels"][HASH_LABEL]
+        assert rs["metadata"]["name"] == f"web-{digest}"
+        assert rs["spec"]["selector"]["matchLabels"] == {"app": "web", HASH_LABEL: digest}
+        assert rs["metadata"]["annotations"][REVISION] == "1"
+        pods = await _pods(client, app="web")
+        assert len(pods) == 2
+        assert all(p["metadata"]["ownerReferences"][0]["name"] == rs["metadata"]["name"]
+                   for p in pods)
+        await _settle_running(plane, client)
+        status = (await client.get("deployments.apps", "web", "default"))["status"]
+        assert (status["replicas"], status["updatedReplicas"], status["availableReplicas"]) == (
+            2, 2, 2)
+        assert {c["type"]: c["reason"] for c in status["conditions"]} == {
+            "Available": "MinimumReplicasAvailable", "Progressing": "NewReplicaSetAvailable"}
+        await client.patch("deployments.apps", "web", {"spec": {"replicas": 3}},
+                           namespace="default", subresource="scale")
+        await _settle_running(plane, client)
+        assert len(await _pods(client, app="web")) == 3
+        await client.patch("deployments.apps", "web", {"spec": {"replicas": 1}},
+                           namespace="default")
+        await plane.settle()
+        live = [p for p in await _pods(client, app="web")
+                if not p["metadata"].get("deletionTimestamp")]
+        assert len(live) == 1
+
+
+async def test_a_template_change_rolls_within_surge_and_unavailability() -> None:
+    async with running_plane(WORKLOADS) as plane:
+        client = plane.cluster.client("admin")
+        await client.create("deployments.apps", _deployment(
+            "web", 4, type="RollingUpdate", rollingUpdate={"maxSurge": 1, "maxUnavailable": 0}),
+            "default")
+        await _settle_running(plane, client)
+        await client.patch("deployments.apps", "web", {"spec": {"template": {"spec": {
+            "containers": [{"name": "c", "image": "nginx:2"}]}}}}, namespace="default",
+            patch_type="strategic")
+        await plane.settle()
+        # before any new pod is ready: one surge pod, no old pod removed
+        sets = {rs["metadata"]["annotations"][REVISION]: rs
+                for rs in await client.list("replicasets.apps", "default")}
+        assert (sets["1"]["spec"]["replicas"], sets["2"]["spec"]["replicas"]) == (4, 1)
+        await _settle_running(plane, client, rounds=20)
+        sets = {rs["metadata"]["annotations"][REVISION]: rs
+                for rs in await client.list("replicasets.apps", "default")}
+        assert (sets["1"]["spec"]["replicas"], sets["2"]["spec"]["replicas"]) == (0, 4)
+        deployment = await client.get("deployments.apps", "web", "default")
+        assert deployment["metadata"]["annotations"][REVISION] == "2"
+        # a rollback makes the first template the newest revision again
+        old_template = sets["1"]["spec"]["template"]
+        labels = {k: v for k, v in old_template["metadata"]["labels"].items() if k != HASH_LABEL}
+        await client.patch("deployments.apps", "web", {"spec": {"template": {
+            **old_template, "metadata": {"labels": labels}}}}, namespace="default")
+        await _settle_running(plane, client, rounds=20)
+        sets = {rs["metadata"]["name"]: rs
+                for rs in await client.list("replicasets.apps", "default")}
+        first = next(rs for rs in sets.values()
+                     if rs["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1")
+        assert first["metadata"]["annotations"][REVISION] == "3"
+        assert first["spec"]["replicas"] == 4
+
+
+def test_the_template_hash_is_stable_and_safe() -> None:
+    template = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": []}}
+    assert template_hash(template) == template_hash(dict(template))
+    assert template_hash(template) != template_hash(template, 1)
+    assert set(template_hash(template)) <= set("bcdfghjklmnpqrstvwxz2456789")
+
+
+def _job(name: str, **spec: Any) -> Obj:
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
+            "spec": {**spec, "template": {"spec": {"restartPolicy": "Never", "containers": [
+                {"name": "c", "image": "busybox"}]}}}}
+
+
+async def test_a_job_runs_pods_to_completion() -> None:
+    async with running_plane("job-controller") as plane:
+        client = plane.cluster.client("admin")
+        await client.create("jobs.batch", _job("pi", completions=3, parallelism=2), "default")
+        await plane.settle()
+        pods = await _pods(client, **{"job-name": "pi"})
+        assert len(pods) == 2
+        await _run_pods(client, pods, phase="Succeeded")
+        await plane.settle()
+        pods = [p for p in await _pods(client, **{"job-name": "pi"})
+                if p["status"]["phase"] == "Pending"]
+        assert len(pods) == 1  # one completion left
+        await _run_pods(client, pods, phase="Succeeded")
+        await plane.settle()
+        job = await client.get("jobs.batch", "pi", "default")
+        assert job["status"]["succeeded"] == 3
+        assert "completionTime" in job["status"]
+        assert [c["type"] for c in job["status"]["conditions"]] == ["SuccessCriteriaMet",
+                                                                    "Complete"]
+
+
+async def test_a_job_gives_up_after_its_backoff_limit() -> None:
+    async with running_plane("job-controller") as plane:
+        client = plane.cluster.client("admin")
+        await client.create("jobs.batch", _job("flaky", backoffLimit=1), "default")
+        for _ in range(2):
+            await plane.settle()
+            pending = [p for p in await _pods(client, **{"job-name": "flaky"})
+                       if p["status"]["phase"] == "Pending"]
+            assert len(pending) == 1
+            await _run_pods(client, pending, phase="Failed")
+        await plane.settle()
+        job = await client.get("jobs.batch", "flaky", "default")
+        failed = {c["type"]: c["reason"] for c in job["status"]["conditions"]}
+        assert failed == {"FailureTarget": "BackoffLimitExceeded",
+                          "Failed": "BackoffLimitExceeded"}
+        assert job["status"]["failed"] == 2
+
+
+async def test_every_namespace_gets_a_default_service_account() -> None:
+    async with running_plane("serviceaccount-controller") as plane:
+        client = plane.cluster.client("admin")
+        await client.create("namespaces", {"metadata": {"name": "team"}})
+        await plane.settle()
+        account = await client.get("serviceaccounts", "default", "team")
+        await client.delete("serviceaccounts", "default", "team")
+        await plane.settle()
+        again = await client.get("serviceaccounts", "default", "team")
+        assert again["metadata"]["uid"] != account["metadata"]["uid"]
+
+
+async def _evict(client: Client, name: str) -> Obj:
+    return await client.create_subresource("pods", name, "eviction", {
+        "apiVersion": "policy/v1", "kind": "Eviction",
+        "metadata": {"name": name, "namespace": "default"}}, namespace="default")
+
+
+async def test_evictions_honour_the_disruption_budget() -> None:
+    async with running_plane("disruption-controller") as plane:
+        client = plane.cluster.client("admin")
+        for name in ("a", "b"):
+            await client.create("pods", {"metadata": {"name": name, "labels": {"app": "db"}},
+                                         "spec": {"nodeName": "n1", "containers": [
+                                             {"name": "c", "image": "db"}]}}, "default")
+        await client.create("poddisruptionbudgets.policy", {
+            "metadata": {"name": "db"}, "spec": {"minAvailable": 1, "selector": {
+                "matchLabels": {"app": "db"}}}}, "default")
+        await _run_pods(client, await _pods(client, app="db"))
+        await plane.settle()
+        budget = await client.get("poddisruptionbudgets.policy", "db", "default")
+        assert (budget["status"]["currentHealthy"], budget["status"]["disruptionsAllowed"]) == (
+            2, 1)
+        answer = await _evict(client, "a")
+        assert answer["status"] == "Success"
+        with pytest.raises(ApiError) as e:
+            await client.get("pods", "a", "default")
+        assert e.value.code == 404
+        await plane.settle()
+        with pytest.raises(ApiError) as e:
+            await _evict(client, "b")
+        assert (e.value.code, e.value.reason) == (429, "TooManyRequests")
+        assert e.value.causes[0].message == (
+            "The disruption budget db needs 1 healthy pods and has 1 currently")
+        await client.get("pods", "b", "default")  # still there
+
+
+async def test_an_eviction_without_a_budget_deletes_the_pod() -> None:
+    async with running_plane("") as plane:
+        client = plane.cluster.client("admin")
+        await client.create("pods", {"metadata": {"name": "p"}, "spec": {"containers": [
+            {"name": "c", "image": "x"}]}}, "default")
+        with pytest.raises(ApiError) as e:
+            await client.create_subresource("pods", "p", "eviction", {
+                "metadata": {"name": "other"}}, namespace="default")
+        assert (e.value.code, e.value.message) == (
+            400, "name in URL does not match name in Eviction object")
+        await _evict(client, "p")
+        assert await client.list("pods", "default") == []
