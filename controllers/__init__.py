@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from controllers.daemonset import DaemonSetController
 from controllers.deployment import DeploymentController
 from controllers.disruption import DisruptionController
 from controllers.garbage_collector import GarbageCollector
@@ -23,6 +24,8 @@ COMPONENTS: tuple[ComponentSpec, ...] = (
                   help="Deployments: ReplicaSets per template, rolling updates, revisions"),
     ComponentSpec(name="replicaset-controller", build=ReplicaSetController,
                   help="ReplicaSets: spec.replicas pods of the template"),
+    ComponentSpec(name="daemonset-controller", build=DaemonSetController,
+                  help="DaemonSets: one pod of the template per eligible node"),
     ComponentSpec(name="job-controller", build=JobController,
                   help="Jobs: completions, parallelism, backoffLimit, suspend"),
     ComponentSpec(name="disruption-controller", build=DisruptionController,

@@ -626,6 +626,14 @@ _CONTROLLERS: dict[str, list[Obj]] = {
         rule(("create", "delete", "list", "patch", "watch"), (_CORE,), ("pods",)),
         *_events(),
     ],
+    "daemonset-controller": [
+        rule(("get", "list", "watch", "update"), ("apps",), ("daemonsets",)),
+        rule(("update",), ("apps",), ("daemonsets/status", "daemonsets/finalizers")),
+        rule(READ, (_CORE,), ("nodes",)),
+        rule(("create", "delete", "list", "patch", "watch"), (_CORE,), ("pods",)),
+        rule(("create",), (_CORE,), ("pods/binding",)),
+        *_events(),
+    ],
     "job-controller": [
         rule(("get", "list", "watch", "update", "patch"), ("batch",), ("jobs",)),
         rule(("update", "patch"), ("batch",), ("jobs/status", "jobs/finalizers")),

@@ -126,9 +126,10 @@ class CertificateApprovalStrategy(StatusStrategy):
         now = self.env.now().strftime("%Y-%m-%dT%H:%M:%SZ")
         for c in conditions:
             if isinstance(c, dict):
-                c.setdefault("status", "True")
-                c.setdefault("lastUpdateTime", now)
-                c.setdefault("lastTransitionTime", now)
+                for field, value in (("status", "True"), ("lastUpdateTime", now),
+                                     ("lastTransitionTime", now)):
+                    if not c.get(field):  # protobuf bodies carry unset times as null
+                        c[field] = value
         super().prepare_for_update(new, old, ctx)
         new["status"] = {**(old.get("status") or {}), "conditions": conditions}
 

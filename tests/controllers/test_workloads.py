@@ -236,3 +236,38 @@ async def test_an_eviction_without_a_budget_deletes_the_pod() -> None:
             400, "name in URL does not match name in Eviction object")
         await _evict(client, "p")
         assert await client.list("pods", "default") == []
+
+
+async def test_a_daemon_set_runs_one_pod_per_eligible_node() -> None:
+    async with running_plane("daemonset-controller") as plane:
+        client = plane.cluster.client("admin")
+        for name, labels, taints in (("gpu-1", {"gpu": "yes"}, []),
+                                     ("gpu-2", {"gpu": "yes"}, [{"key": "dedicated",
+                                                                 "effect": "NoSchedule"}]),
+                                     ("cpu-1", {}, [])):
+            await client.create("nodes", {"metadata": {"name": name, "labels": labels},
+                                          "spec": {"taints": taints}})
+        await client.create("daemonsets.apps", {
+            "metadata": {"name": "agent"}, "spec": {
+                "selector": {"matchLabels": {"app": "agent"}},
+                "template": {"metadata": {"labels": {"app": "agent"}}, "spec": {
+                    "nodeSelector": {"gpu": "yes"},
+                    "containers": [{"name": "c", "image": "agent"}]}}}}, "default")
+        await plane.settle()
+        pods = await _pods(client, app="agent")
+        assert len(pods) == 1
+        terms = pods[0]["spec"]["affinity"]["nodeAffinity"][
+            "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        assert terms == [{"matchFields": [{"key": "metadata.name", "operator": "In",
+                                           "values": ["gpu-1"]}]}]
+        await client.patch("nodes", "gpu-2", {"spec": {"taints": None}})
+        await plane.settle()
+        assert len(await _pods(client, app="agent")) == 2
+        await client.delete("nodes", "gpu-1")
+        await plane.settle()
+        live = [p for p in await _pods(client, app="agent")
+                if not p["metadata"].get("deletionTimestamp")]
+        assert len(live) == 1
+        ds = await client.get("daemonsets.apps", "agent", "default")
+        assert (ds["status"]["desiredNumberScheduled"],
+                ds["status"]["currentNumberScheduled"]) == (1, 1)
