@@ -11,12 +11,12 @@ from typing import Any
 from controllers.owners import (
     Expectations,
     controller_uid_index,
+    delete_pod,
     is_active,
     is_ready,
     owner_key,
     pod_from_template,
 )
-from fakeapi.errors import ApiError
 from fakeapi.rbac import selector_matches
 from fakeapi.runtime.component import ComponentContext, Controller
 from fakeapi.taints import untolerated
@@ -118,7 +118,7 @@ class DaemonSetController(Controller[str]):
             for node, pods in by_node.items():
                 extra = pods if node not in eligible else pods[1:]
                 for pod in extra:
-                    await self._delete(key, pod)
+                    await delete_pod(self.client, self.expectations, key, pod)
         scheduled = [n for n in eligible if by_node.get(n)]
         ready = sum(1 for n in scheduled if any(is_ready(p) for p in by_node[n]))
         status = {"desiredNumberScheduled": len(eligible),
@@ -135,10 +135,3 @@ class DaemonSetController(Controller[str]):
             await self.client.update(DAEMON_SETS, {**ds, "status": status},
                                      subresource="status")
 
-    async def _delete(self, key: str, pod: Obj) -> None:
-        try:
-            await self.client.delete("pods", pod["metadata"]["name"], pod["metadata"]["namespace"])
-        except ApiError as e:
-            if e.code != 404:
-                raise
-        self.expectations.deleted(key, pod["metadata"]["name"])

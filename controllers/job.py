@@ -11,6 +11,7 @@ from typing import Any
 from controllers.owners import (
     Expectations,
     controller_uid_index,
+    delete_pod,
     deletion_order,
     is_active,
     is_ready,
@@ -19,7 +20,6 @@ from controllers.owners import (
 )
 from fakeapi.clock import rfc3339
 from fakeapi.columns import parse_time
-from fakeapi.errors import ApiError
 from fakeapi.runtime.component import ComponentContext, Controller
 
 Obj = dict[str, Any]
@@ -93,7 +93,7 @@ class JobController(Controller[str]):
                                       "Job was active longer than specified deadline", stamp)]
         if finished or spec.get("suspend"):
             for pod in active:
-                await self._delete(key, pod)
+                await delete_pod(self.client, self.expectations, key, pod)
             active = []
             if spec.get("suspend") and not finished:
                 conditions.append(_condition("Suspended", "JobSuspended", "Job suspended",
@@ -110,7 +110,7 @@ class JobController(Controller[str]):
                     await self._create(key, job, free[i] if indexed and i < len(free) else None)
             elif missing < 0 and not adding:
                 for pod in deletion_order(active)[:-missing]:
-                    await self._delete(key, pod)
+                    await delete_pod(self.client, self.expectations, key, pod)
             if spec.get("activeDeadlineSeconds") is not None and key not in self._deadlines:
                 self._deadlines.add(key)  # look again when the deadline passes
                 self.clock.call_later(float(spec["activeDeadlineSeconds"]),
@@ -140,13 +140,6 @@ class JobController(Controller[str]):
         created = await self.client.create("pods", pod)
         self.expectations.created(key, created["metadata"]["name"])
 
-    async def _delete(self, key: str, pod: Obj) -> None:
-        try:
-            await self.client.delete("pods", pod["metadata"]["name"], pod["metadata"]["namespace"])
-        except ApiError as e:
-            if e.code != 404:
-                raise
-        self.expectations.deleted(key, pod["metadata"]["name"])
 
 
 def _index(pod: Obj) -> int:

@@ -7,6 +7,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from fakeapi.client import Client
+from fakeapi.errors import ApiError
+
 Obj = dict[str, Any]
 TERMINAL = ("Succeeded", "Failed")
 
@@ -116,3 +119,13 @@ class Expectations:
         """The owner is gone."""
         self._adds.pop(key, None)
         self._deletes.pop(key, None)
+
+
+async def delete_pod(client: Client, expectations: Expectations, key: str, pod: Obj) -> None:
+    """Delete one of `key`'s pods (gone already is fine) and expect it to go."""
+    try:
+        await client.delete("pods", pod["metadata"]["name"], pod["metadata"]["namespace"])
+    except ApiError as e:
+        if e.code != 404:
+            raise
+    expectations.deleted(key, pod["metadata"]["name"])

@@ -9,13 +9,13 @@ from typing import Any
 from controllers.owners import (
     Expectations,
     controller_uid_index,
+    delete_pod,
     deletion_order,
     is_active,
     is_ready,
     owner_key,
     pod_from_template,
 )
-from fakeapi.errors import ApiError
 from fakeapi.rbac import selector_matches
 from fakeapi.runtime.component import ComponentContext, Controller
 
@@ -54,7 +54,7 @@ class ReplicaSetController(Controller[str]):
                 await self._create(key, rs, min(diff, BURST))
             elif diff < 0 and not adding:
                 for pod in deletion_order(active)[:min(-diff, BURST)]:
-                    await self._delete(key, pod)
+                    await delete_pod(self.client, self.expectations, key, pod)
                     active.remove(pod)
         await self._write_status(rs, active)
 
@@ -67,14 +67,6 @@ class ReplicaSetController(Controller[str]):
             created = await self.client.create("pods", pod)
             self.expectations.created(key, created["metadata"]["name"])
 
-    async def _delete(self, key: str, pod: Obj) -> None:
-        try:
-            await self.client.delete("pods", pod["metadata"]["name"],
-                                     pod["metadata"]["namespace"])
-        except ApiError as e:
-            if e.code != 404:
-                raise
-        self.expectations.deleted(key, pod["metadata"]["name"])
 
     async def _write_status(self, rs: Obj, active: list[Obj]) -> None:
         labels = ((rs.get("spec") or {}).get("template") or {}).get("metadata", {}).get(

@@ -62,15 +62,17 @@ def _single_type(t: Any) -> Any:
     return t
 
 
-def convert_schema(node: Any) -> Any:
-    """One schema node in OpenAPI 3.0 form.
+def convert_schema(node: Any, ref_prefix: str = COMPONENTS_PREFIX, *,
+                   wrap_refs: bool = True) -> Any:
+    """One schema node in OpenAPI 3.0 form (or Swagger 2.0's, with `#/definitions/` refs
+    kept beside their siblings: `wrap_refs=False`).
 
-    `#/$defs/X` becomes `#/components/schemas/X`; nullable type lists become their one
-    non-null type; a `$ref` with sibling keys is wrapped in `allOf` (3.0 ignores siblings of
-    `$ref`, and upstream wraps the same way). Extensions (`x-kubernetes-*`) are kept.
+    `#/$defs/X` becomes `<ref_prefix>X`; nullable type lists become their one non-null type;
+    in 3.0 a `$ref` with sibling keys is wrapped in `allOf` (3.0 ignores siblings of `$ref`,
+    and upstream wraps the same way). Extensions (`x-kubernetes-*`) are kept.
     """
     if isinstance(node, list):
-        return [convert_schema(x) for x in node]
+        return [convert_schema(x, ref_prefix, wrap_refs=wrap_refs) for x in node]
     if not isinstance(node, dict):
         return node
     out: JSON = {}
@@ -80,17 +82,18 @@ def convert_schema(node: Any) -> Any:
         if key == "type":
             out[key] = _single_type(value)
         elif key in ("properties", "patternProperties"):
-            out[key] = {name: convert_schema(s) for name, s in value.items()}
+            out[key] = {name: convert_schema(s, ref_prefix, wrap_refs=wrap_refs)
+                        for name, s in value.items()}
         elif key.startswith("x-kubernetes-") or key in ("enum", "required", "default"):
             out[key] = value
         else:
-            out[key] = convert_schema(value)
+            out[key] = convert_schema(value, ref_prefix, wrap_refs=wrap_refs)
     ref = node.get("$ref")
     if ref is not None:
-        target = {"$ref": COMPONENTS_PREFIX + ref.removeprefix(REF_PREFIX)}
+        target = {"$ref": ref_prefix + ref.removeprefix(REF_PREFIX)}
         if not out:
             return target
-        out = {"allOf": [target], **out}
+        out = {"allOf": [target], **out} if wrap_refs else {**target, **out}
     return out
 
 

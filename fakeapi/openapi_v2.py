@@ -23,11 +23,12 @@ from fakeapi.kinds import Kind, KindTable
 from fakeapi.openapi import (
     _component_roots,
     _refs,
+    convert_schema,
     custom_definitions,
     definition_names,
     schema_closure,
 )
-from fakeapi.schemas import REF_PREFIX, get_schemas
+from fakeapi.schemas import get_schemas
 
 PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
 PROTOBUF_TYPES = (PROTOBUF, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf")
@@ -36,33 +37,10 @@ DEFINITIONS_PREFIX = "#/definitions/"
 JSON = dict[str, Any]
 
 
-def _single_type(t: Any) -> Any:
-    if isinstance(t, list):
-        non_null = [x for x in t if x != "null"]
-        return non_null[0] if len(non_null) == 1 else non_null
-    return t
-
-
 def to_v2(node: Any) -> Any:
-    """One schema node in Swagger 2.0 form: `#/$defs/X` refs become `#/definitions/X`,
-    nullable type lists their one type; extensions are kept."""
-    if isinstance(node, list):
-        return [to_v2(x) for x in node]
-    if not isinstance(node, dict):
-        return node
-    out: JSON = {}
-    for key, value in node.items():
-        if key == "$ref":
-            out[key] = DEFINITIONS_PREFIX + value.removeprefix(REF_PREFIX)
-        elif key == "type":
-            out[key] = _single_type(value)
-        elif key in ("properties", "patternProperties"):
-            out[key] = {name: to_v2(s) for name, s in value.items()}
-        elif key.startswith("x-kubernetes-") or key in ("enum", "required", "default"):
-            out[key] = value
-        else:
-            out[key] = to_v2(value)
-    return out
+    """One schema node in Swagger 2.0 form: `#/$defs/X` refs become `#/definitions/X` (kept
+    beside their siblings), nullable type lists their one type; extensions are kept."""
+    return convert_schema(node, DEFINITIONS_PREFIX, wrap_refs=False)
 
 
 def _paths(kinds: KindTable) -> JSON:

@@ -411,7 +411,7 @@ class Registry:
         subresource's strategy validates the body and changes the stored object (405 for a
         subresource that isn't written that way)."""
         strategy = self._subresource(kind, subresource)
-        if not isinstance(strategy, (CreateSubresourceStrategy, ActionStrategy)):
+        if not isinstance(strategy, CreateSubresourceStrategy):
             raise method_not_allowed()
         if not isinstance(body, dict):
             raise bad_request(f"{strategy.body_kind} must be an object")

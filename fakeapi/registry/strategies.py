@@ -49,7 +49,6 @@ from fakeapi.registry.resource import (
 )
 from fakeapi.registry.scheduling import PodGroupStatusStrategy, PodGroupStrategy, WorkloadStrategy
 from fakeapi.registry.strategy import (
-    ActionStrategy,
     ConnectStrategy,
     CreateSubresourceStrategy,
     StatusStrategy,
@@ -64,8 +63,7 @@ from fakeapi.registry.workloads import (
     ServiceStrategy,
 )
 
-SubresourceStrategy = (StatusStrategy | CreateSubresourceStrategy | ActionStrategy
-                       | ConnectStrategy)
+SubresourceStrategy = StatusStrategy | CreateSubresourceStrategy | ConnectStrategy
 
 STRATEGIES: Mapping[str, type[Strategy]] = {cls.__name__: cls for cls in (
     Strategy, NamespaceStrategy, NodeStrategy, PodStrategy, DeviceClassStrategy,

@@ -175,21 +175,10 @@ class SubresourceOps(Protocol):
         """Write an object's `/status`."""
 
 
-class ActionStrategy:
+class ActionStrategy(CreateSubresourceStrategy):
     """A subresource POSTed with a body of its own whose effect is not a change of its
     object (`pods/NAME/eviction` deletes the pod, `serviceaccounts/NAME/token` issues a
     token): `act` does it and returns the HTTP code and the response body."""
-
-    body_kind = ""
-    """The kind of the body (its 422s name it)."""
-
-    def __init__(self, kind: Kind, env: StrategyEnv) -> None:
-        self.kind = kind
-        self.env = env
-
-    def validate(self, body: Obj) -> list[Cause]:
-        """Rules of the body, checked before the stored object is read."""
-        return []
 
     def act(self, current: Obj, body: Obj, ctx: RequestContext, ops: SubresourceOps
             ) -> tuple[int, Obj]:
