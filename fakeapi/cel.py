@@ -979,23 +979,25 @@ def _rule_env() -> Any:
 
 
 @functools.lru_cache(maxsize=4096)
-def compile_rule(expression: str) -> RuleProgram | CelError:
-    """Compile a CRD validation rule; a `RuleProgram`, or the error upstream reports
-    (`compilation failed: ...`, or a rule that isn't a bool)."""
+def compile_rule(expression: str, result: str = "bool") -> RuleProgram | CelError:
+    """Compile a CRD validation rule (`result="string"`: a messageExpression); a
+    `RuleProgram`, or the error upstream reports (`compilation failed: ...`, or an expression
+    of another type)."""
     try:
         with _compile_lock:
             expr = _rule_env().compile(expression)
     except RuntimeError as e:
         return CelError("compilation failed: " + _engine_message(str(e)))
     out = _type_name(expr.return_type().name())
-    if out not in ("bool", "dyn"):
-        return CelError(f"must evaluate to a bool, not {out}")
+    if out not in (result, "dyn"):
+        return CelError(f"must evaluate to a {result}, not {out}")
     return RuleProgram(expression=expression, transition="oldSelf" in expression, _expr=expr)
 
 
-def evaluate_rule(program: RuleProgram, value: Any, old: Any = None) -> bool:
-    """Whether a rule holds for `value` (and `old` for a transition rule); CelEvalError for a
-    runtime error or a non-bool result."""
+def evaluate_rule(program: RuleProgram, value: Any, old: Any = None) -> Any:
+    """What a rule says for `value` (and `old` for a transition rule): a bool for a rule, a
+    string for a messageExpression; CelEvalError for a runtime error or a result of another
+    type."""
     data = {"self": value}
     if program.transition:
         data["oldSelf"] = old
@@ -1003,7 +1005,7 @@ def evaluate_rule(program: RuleProgram, value: Any, old: Any = None) -> bool:
     if result.type() == _T.ERROR:
         raise CelEvalError(_runtime_message(str(result.value())))
     plain = result.plain_value()
-    if not isinstance(plain, bool):
+    if not isinstance(plain, (bool, str)):
         raise CelEvalError(f"CEL result of type {_py_type_name(plain)} could not be converted "
                            "to bool")
     return plain

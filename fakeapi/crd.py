@@ -335,6 +335,27 @@ def _prune(value: Any, schema: Obj, path: str, dropped: list[str]) -> Any:
     return value
 
 
+def apply_defaults(value: Any, schema: Obj) -> Any:
+    """Same as upstream's structural defaulting: a missing field with a `default` gets it
+    (then its own defaults), in objects, map values and array items; `value` is changed in
+    place and returned."""
+    if isinstance(value, dict):
+        props = schema.get("properties") or {}
+        for key, sub in props.items():
+            if key not in value and isinstance(sub, dict) and "default" in sub:
+                value[key] = orjson.loads(orjson.dumps(sub["default"]))
+        for key, item in value.items():
+            sub = props.get(key)
+            if sub is None and isinstance(schema.get("additionalProperties"), dict):
+                sub = schema["additionalProperties"]
+            if isinstance(sub, dict):
+                apply_defaults(item, sub)
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for item in value:
+            apply_defaults(item, schema["items"])
+    return value
+
+
 _JSON_TYPES = {"object": dict, "array": list, "string": str, "boolean": bool}
 
 
@@ -470,14 +491,34 @@ def _cel_rules(value: Any, schema: Obj, old: Any, path: str, causes: list[Cause]
         except cel.CelEvalError as e:
             causes.append(Cause(where, f"Invalid value: {_shown(value)}: {e}"))
             continue
+        if not isinstance(ok, bool):
+            causes.append(Cause(where, f"Invalid value: {_shown(value)}: CEL result of type "
+                                "string could not be converted to bool"))
+            continue
         if not ok:
-            message = rule.get("message") or f"failed rule: {rule.get('rule')}"
+            message = _message(rule, value, old)
             reason = rule.get("reason") if rule.get("reason") in _REASONS else "FieldValueInvalid"
             shown = f'"{_type_name(value)}"' if isinstance(value, (dict, list)) else _shown(value)
             prefix = {"FieldValueForbidden": "Forbidden", "FieldValueRequired": "Required value",
                       "FieldValueDuplicate": f"Duplicate value: {shown}"}.get(
                 str(reason), f"Invalid value: {shown}")
             causes.append(Cause(where, f"{prefix}: {message}", str(reason)))
+
+
+def _message(rule: Obj, value: Any, old: Any) -> str:
+    """The rule's messageExpression when it evaluates to a string, else its message, else
+    upstream's `failed rule: <rule>`."""
+    expression = rule.get("messageExpression")
+    if isinstance(expression, str) and expression:
+        program = cel.compile_rule(expression, result="string")
+        if not isinstance(program, cel.CelError):
+            try:
+                text = cel.evaluate_rule(program, value, old)
+            except cel.CelEvalError:
+                text = None
+            if isinstance(text, str) and text.strip():
+                return text
+    return str(rule.get("message") or f"failed rule: {rule.get('rule')}")
 
 
 def scale_paths(kind: Kind) -> tuple[str, str, str]:

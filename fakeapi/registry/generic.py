@@ -573,7 +573,11 @@ class Registry:
                       duplicates: builtins.list[str]) -> tuple[Obj, builtins.list[str]]:
         """Same as upstream for custom resources: unknown fields are pruned (a warning in
         Warn mode, a 400 in Strict); the values are checked by the strategy (422)."""
-        pruned, dropped = crd.prune(obj, crd.custom(kind).get("schema") or {})
+        schema = crd.custom(kind).get("schema") or {}
+        pruned, dropped = crd.prune(obj, schema)
+        if pruned is obj:
+            pruned = json_copy(obj)
+        crd.apply_defaults(pruned, schema)
         if mode == "Ignore" or not (dropped or duplicates):
             return pruned, []
         messages = structural.strict_message(duplicates, dropped)
