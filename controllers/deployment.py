@@ -156,7 +156,9 @@ class DeploymentController(Controller[str]):
         unavailable = resolve(rolling.get("maxUnavailable", "25%"), replicas, round_up=False)
         if surge == 0 and unavailable == 0:
             unavailable = 1
-        live_old = [rs for rs in old if _replicas(rs) > 0]
+        live_old = sorted((rs for rs in old if _replicas(rs) > 0),
+                          key=lambda rs: (rs["metadata"].get("creationTimestamp", ""),
+                                          _revision(rs)))
         if not live_old:
             await self._set_replicas(new, replicas)
             return
@@ -164,15 +166,32 @@ class DeploymentController(Controller[str]):
         room = replicas + surge - total
         if room > 0 and _replicas(new) < replicas:
             new = await self._set_replicas(new, min(replicas, _replicas(new) + room))
-        available = _status(new, "availableReplicas") + sum(
-            _status(rs, "availableReplicas") for rs in live_old)
-        removable = available - (replicas - unavailable)
-        for rs in sorted(live_old, key=_revision):
+            total = _replicas(new) + sum(_replicas(rs) for rs in live_old)
+        # same as upstream reconcileOldReplicaSets: never below minAvailable, counting the
+        # new set's unavailable pods; unhealthy old pods go first
+        min_available = replicas - unavailable
+        scalable = total - min_available - max(
+            _replicas(new) - _status(new, "availableReplicas"), 0)
+        if scalable <= 0:
+            return
+        sizes = {rs["metadata"]["name"]: _replicas(rs) for rs in live_old}
+        for rs in live_old:  # cleanupUnhealthyReplicas
             unhealthy = max(_replicas(rs) - _status(rs, "availableReplicas"), 0)
-            cut = unhealthy + max(min(removable, _replicas(rs) - unhealthy), 0)
-            if cut > 0:
-                removable -= max(cut - unhealthy, 0)
-                await self._set_replicas(rs, max(_replicas(rs) - cut, 0))
+            cut = min(scalable, unhealthy)
+            sizes[rs["metadata"]["name"]] -= cut
+            scalable -= cut
+        available = _status(new, "availableReplicas") + sum(
+            min(_status(rs, "availableReplicas"), sizes[rs["metadata"]["name"]])
+            for rs in live_old)
+        removable = available - min_available  # scaleDownOldReplicaSetsForRollingUpdate
+        for rs in live_old:
+            if removable <= 0:
+                break
+            cut = min(sizes[rs["metadata"]["name"]], removable)
+            sizes[rs["metadata"]["name"]] -= cut
+            removable -= cut
+        for rs in live_old:
+            await self._set_replicas(rs, sizes[rs["metadata"]["name"]])
 
     async def _write_status(self, deployment: Obj, new: Obj | None, sets: list[Obj]) -> None:
         spec = deployment.get("spec") or {}

@@ -271,3 +271,19 @@ async def test_a_daemon_set_runs_one_pod_per_eligible_node() -> None:
         ds = await client.get("daemonsets.apps", "agent", "default")
         assert (ds["status"]["desiredNumberScheduled"],
                 ds["status"]["currentNumberScheduled"]) == (1, 1)
+
+
+async def test_a_rollout_waits_while_new_pods_are_not_available() -> None:
+    async with running_plane(WORKLOADS) as plane:
+        client = plane.cluster.client("admin")
+        await client.create("deployments.apps", _deployment("web", 1), "default")
+        await _settle_running(plane, client)
+        await client.patch("deployments.apps", "web", {"spec": {"template": {"metadata": {
+            "annotations": {"restartedAt": "now"}}}}}, namespace="default")
+        for _ in range(3):  # new pods never become ready: the old one must stay
+            await plane.settle()
+        sets = {rs["metadata"]["annotations"][REVISION]: rs["spec"]["replicas"]
+                for rs in await client.list("replicasets.apps", "default")}
+        assert sets == {"1": 1, "2": 1}
+        status = (await client.get("deployments.apps", "web", "default"))["status"]
+        assert (status["updatedReplicas"], status["availableReplicas"]) == (1, 1)
