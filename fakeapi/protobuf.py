@@ -642,8 +642,59 @@ _OTHER_GROUPS: dict[str, dict[int, Field]] = {
 }
 
 _WORKLOADS: dict[str, dict[int, Field]] = {
-    # apps/v1, batch/v1, core Secret/Service, policy/v1, certificates.k8s.io/v1 and
-    # networking.k8s.io/v1 Ingress: what kubectl create/expose/drain/certificate send
+    # apps/v1, batch/v1, core Secret/Service/ResourceQuota/LimitRange, policy/v1,
+    # autoscaling/v2, certificates.k8s.io/v1 and networking.k8s.io/v1 Ingress: what kubectl
+    # create/expose/autoscale/drain/certificate send
+    "HorizontalPodAutoscaler": {
+        1: m("metadata", "ObjectMeta"), 2: m("spec", "HorizontalPodAutoscalerSpec"),
+    },
+    "HorizontalPodAutoscalerSpec": {
+        1: m("scaleTargetRef", "CrossVersionObjectReference"), 2: i32("minReplicas", KEEP),
+        3: i32("maxReplicas", KEEP), 4: rm("metrics", "MetricSpec"),
+        5: m("behavior", "HorizontalPodAutoscalerBehavior"),
+    },
+    "CrossVersionObjectReference": {1: s("kind", KEEP), 2: s("name", KEEP), 3: s("apiVersion")},
+    "MetricSpec": {
+        1: s("type", KEEP), 2: m("object", "ObjectMetricSource"),
+        3: m("pods", "PodsMetricSource"), 4: m("resource", "ResourceMetricSource"),
+        7: m("containerResource", "ContainerResourceMetricSource"),
+        5: m("external", "ExternalMetricSource"),
+    },
+    "ObjectMetricSource": {
+        1: m("describedObject", "CrossVersionObjectReference"), 2: m("target", "MetricTarget"),
+        3: m("metric", "MetricIdentifier"),
+    },
+    "PodsMetricSource": {1: m("metric", "MetricIdentifier"), 2: m("target", "MetricTarget")},
+    "ResourceMetricSource": {1: s("name", KEEP), 2: m("target", "MetricTarget")},
+    "ContainerResourceMetricSource": {
+        1: s("name", KEEP), 2: m("target", "MetricTarget"), 3: s("container", KEEP),
+    },
+    "ExternalMetricSource": {1: m("metric", "MetricIdentifier"), 2: m("target", "MetricTarget")},
+    "MetricIdentifier": {1: s("name", KEEP), 2: m("selector", "LabelSelector")},
+    "MetricTarget": {
+        1: s("type", KEEP), 2: q("value"), 3: q("averageValue"),
+        4: i32("averageUtilization", KEEP),
+    },
+    "HorizontalPodAutoscalerBehavior": {
+        1: m("scaleUp", "HPAScalingRules"), 2: m("scaleDown", "HPAScalingRules"),
+    },
+    "HPAScalingRules": {
+        3: i32("stabilizationWindowSeconds", KEEP), 1: s("selectPolicy", KEEP),
+        2: rm("policies", "HPAScalingPolicy"), 4: q("tolerance"),
+    },
+    "HPAScalingPolicy": {1: s("type", KEEP), 2: i32("value", KEEP), 3: i32("periodSeconds", KEEP)},
+    "ResourceQuota": {1: m("metadata", "ObjectMeta"), 2: m("spec", "ResourceQuotaSpec")},
+    "ResourceQuotaSpec": {1: qmap("hard"), 2: rs("scopes"), 3: m("scopeSelector", "ScopeSelector")},
+    "ScopeSelector": {1: rm("matchExpressions", "ScopedResourceSelectorRequirement")},
+    "ScopedResourceSelectorRequirement": {
+        1: s("scopeName", KEEP), 2: s("operator", KEEP), 3: rs("values"),
+    },
+    "LimitRange": {1: m("metadata", "ObjectMeta"), 2: m("spec", "LimitRangeSpec")},
+    "LimitRangeSpec": {1: rm("limits", "LimitRangeItem")},
+    "LimitRangeItem": {
+        1: s("type", KEEP), 2: qmap("max"), 3: qmap("min"), 4: qmap("default"),
+        5: qmap("defaultRequest"), 6: qmap("maxLimitRequestRatio"),
+    },
     "Deployment": {
         1: m("metadata", "ObjectMeta"), 2: m("spec", "DeploymentSpec"),
         3: m("status", "DeploymentStatus"),
@@ -791,7 +842,8 @@ KINDS: dict[tuple[str, str], str] = {
     **{("authorization.k8s.io/v1", k): k for k in (
         "SelfSubjectAccessReview", "SelfSubjectRulesReview", "SubjectAccessReview")},
     ("authorization.k8s.io/v1", "LocalSubjectAccessReview"): "SubjectAccessReview",
-    **{("v1", k): k for k in ("Secret", "Service")},
+    **{("v1", k): k for k in ("Secret", "Service", "ResourceQuota", "LimitRange")},
+    ("autoscaling/v2", "HorizontalPodAutoscaler"): "HorizontalPodAutoscaler",
     **{("apps/v1", k): k for k in ("Deployment", "ReplicaSet")},
     **{("batch/v1", k): k for k in ("Job", "CronJob")},
     **{("policy/v1", k): k for k in ("PodDisruptionBudget", "Eviction")},

@@ -492,3 +492,62 @@ CERTIFICATE_SIGNING_REQUEST = TableSpec((
     col("RequestedDuration", _requested_duration, "Requested validity."),
     col("Condition", _csr_condition, "Approved, Denied, Failed, Issued or Pending."),
 ))
+
+
+def _hpa_reference(hpa: Obj, _: RowContext) -> Cell:
+    ref = _dict(hpa, "spec.scaleTargetRef")
+    return f"{ref.get('kind') or ''}/{ref.get('name') or ''}"
+
+
+def _hpa_targets(hpa: Obj, _: RowContext) -> Cell:
+    """Same as upstream's formatHPAMetrics for the common resource metrics: current/target
+    (`<unknown>` until the metrics pipeline reports)."""
+    current = {str(get_path(m, "resource.name")): m.get("resource") or {}
+               for m in _list(hpa, "status.currentMetrics") if m.get("type") == "Resource"}
+    parts = []
+    for metric in _list(hpa, "spec.metrics"):
+        if metric.get("type") != "Resource":
+            parts.append("<unknown>/<unknown>")
+            continue
+        name = str(get_path(metric, "resource.name"))
+        target = _dict(metric, "resource.target")
+        seen = _dict(current.get(name) or {}, "current")
+        if target.get("averageUtilization") is not None:
+            now = seen.get("averageUtilization")
+            parts.append(f"{name}: {now if now is not None else '<unknown>'}%/"
+                         f"{target['averageUtilization']}%")
+        else:
+            goal = target.get("averageValue") or target.get("value")
+            parts.append(f"{name}: {seen.get('averageValue') or '<unknown>'}/{goal}")
+    return ", ".join(parts) or "<none>"
+
+
+HORIZONTAL_POD_AUTOSCALER = TableSpec((
+    NAME,
+    col("Reference", _hpa_reference, "The scaled workload."),
+    col("Targets", _hpa_targets, "Current and target metrics."),
+    col("MinPods", "spec.minReplicas", "Lower bound of replicas.", type="integer", default=1),
+    col("MaxPods", "spec.maxReplicas", "Upper bound of replicas.", type="integer", default=0),
+    col("Replicas", _int("status.currentReplicas"), "Current replicas.", type="integer"),
+    AGE,
+))
+
+
+def _quota(limits: bool) -> Any:
+    def cell(quota: Obj, _: RowContext) -> Cell:
+        hard, used = _dict(quota, "spec.hard"), _dict(quota, "status.used")
+        return ", ".join(f"{name}: {used.get(name, '0')}/{value}"
+                         for name, value in sorted(hard.items())
+                         if name.startswith("limits.") is limits)
+
+    return cell
+
+
+RESOURCE_QUOTA = TableSpec((
+    NAME,
+    AGE,
+    col("Request", _quota(False), "Used of hard request quotas."),
+    col("Limit", _quota(True), "Used of hard limit quotas."),
+))
+
+LIMIT_RANGE = TableSpec((NAME, CREATED_AT))

@@ -263,6 +263,18 @@ def _replication_controller(obj: Obj) -> None:
         default_pod_template(spec.get("template"))
 
 
+def _hpa(obj: Obj) -> None:
+    """SetDefaults_HorizontalPodAutoscaler (autoscaling/v2): one replica at least, and 80%
+    CPU utilization when no metric is given."""
+    spec = _obj(obj, "spec")
+    if spec is None:
+        return
+    spec.setdefault("minReplicas", 1)
+    if not spec.get("metrics"):
+        spec["metrics"] = [{"type": "Resource", "resource": {
+            "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]
+
+
 DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "pods": _pod,
     "podtemplates": _pod_template,
@@ -277,5 +289,6 @@ DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "daemonsets.apps": _daemon_set,
     "jobs.batch": _job,
     "cronjobs.batch": _cron_job,
+    "horizontalpodautoscalers.autoscaling": _hpa,
 }
 """The defaulting function of each resource id that has one."""

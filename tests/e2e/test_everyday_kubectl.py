@@ -308,3 +308,12 @@ def test_a_fresh_claim_has_an_empty_status(kubectl: Kubectl, ns: str) -> None:
             "deviceClassName": "gpu.example.com"}}]}}}))
     raw = kubectl("get", "--raw", f"/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims/c")
     assert '"status":{}' in raw
+
+
+def test_autoscale_and_quota(kubectl: Kubectl, ns: str) -> None:
+    kubectl("create", "deployment", "web", "--image=nginx", "-n", ns)
+    kubectl("autoscale", "deployment/web", "--max=3", "--cpu=50%", "-n", ns)
+    row = kubectl("get", "hpa", "web", "-n", ns, "--no-headers").split()
+    assert row[:2] == ["web", "Deployment/web"] and row[-4:-1] == ["1", "3", "0"]
+    kubectl("create", "quota", "q", "--hard=pods=2,limits.cpu=2", "-n", ns)
+    assert kubectl("get", "quota", "q", "-n", ns, "-o", "jsonpath={.spec.hard.pods}") == "2"
