@@ -55,7 +55,7 @@ from fakeapi.registry.strategy import (
     StrategyEnv,
     ViewStrategy,
 )
-from fakeapi.schemas import get_schemas
+from fakeapi.schemas import get_schemas, types_of
 from fakeapi.store import Store
 from fakeapi.validation.defaults import decode_defaults
 from fakeapi.validation.field import not_supported
@@ -141,7 +141,7 @@ class Registry:
         self._strategies = {k.resource_id: strategy_for(k, self.env) for k in kinds.kinds}
         self._subresources = {k.resource_id: subresource_strategies_for(k, self.env)
                               for k in kinds.kinds}
-        self._structs: dict[str, tuple[str, ...]] = {}
+        self._structs: dict[str, tuple[tuple[str, Obj], ...]] = {}
         self._custom_schemas: dict[str, Obj] = {}
         if kinds.by_id(crd.CRD_ID) is not None:
             for item in self.store.scan(crd.CRD_ID):
@@ -603,11 +603,28 @@ class Registry:
         typed clients read `claim.status.allocation` without a None check)."""
         fields = self._structs.get(kind.resource_id)
         if fields is None:
+            schema = self._schema(kind) or {}
             fields = self._structs[kind.resource_id] = tuple(
-                f for f in struct_fields(self._schema(kind)) if f not in kind.pointer_fields)
-        for field in fields:
+                (f, self._zero_fields(schema["properties"][f]) if f == "status" else {})
+                for f in struct_fields(schema) if f not in kind.pointer_fields)
+        for field, zeros in fields:
             if obj.get(field) is None:
-                obj[field] = {}
+                obj[field] = dict(zeros)
+
+    def _zero_fields(self, node: Obj) -> Obj:
+        """Same as Go's encoding of an empty status: its fields without omitempty (the
+        schema's required scalars) as zero values (`ReplicaSetStatus{}` is
+        `{"replicas": 0}`)."""
+        definition = self.schemas.resolve(node)
+        zeros: Obj = {}
+        for name in definition.get("required") or []:
+            kind = types_of(self.schemas.resolve(
+                (definition.get("properties") or {}).get(name) or {}))
+            for wanted, zero in (("integer", 0), ("number", 0), ("boolean", False),
+                                 ("string", "")):
+                if kind == {wanted}:
+                    zeros[name] = zero
+        return zeros
 
     def _check_namespace(self, kind: Kind, namespace: str, meta: Obj,
                          creating: bool = True) -> None:

@@ -75,6 +75,14 @@ def test_official_client_version_dynamic_and_utils(server: ServerProcess, ns: st
         utils.create_from_yaml(api, str(manifest), namespace=ns)
         deployment = client.AppsV1Api(api).read_namespaced_deployment("util", ns)
         assert deployment.spec.strategy.type == "RollingUpdate"
+        # a fresh object's status has its required fields (Go's zero values), so the typed
+        # models load it
+        hpa = client.AutoscalingV2Api(api).create_namespaced_horizontal_pod_autoscaler(ns, {
+            "metadata": {"name": "util"}, "spec": {"maxReplicas": 2, "scaleTargetRef": {
+                "apiVersion": "apps/v1", "kind": "Deployment", "name": "util"}}})
+        assert hpa.status.desired_replicas == 0 and hpa.spec.min_replicas == 1
+        node = client.CoreV1Api(api).create_node({"metadata": {"name": _unique("bare")}})
+        assert node.spec is not None and node.status is not None
     finally:
         api.close()
 
