@@ -10,6 +10,7 @@ from controllers.job import JobController
 from controllers.namespace import NamespaceController
 from controllers.replicaset import ReplicaSetController
 from controllers.serviceaccount import ServiceAccountController
+from controllers.statefulset import StatefulSetController
 from fakeapi.runtime.component import ComponentSpec
 
 COMPONENTS: tuple[ComponentSpec, ...] = (
@@ -24,6 +25,8 @@ COMPONENTS: tuple[ComponentSpec, ...] = (
                   help="Deployments: ReplicaSets per template, rolling updates, revisions"),
     ComponentSpec(name="replicaset-controller", build=ReplicaSetController,
                   help="ReplicaSets: spec.replicas pods of the template"),
+    ComponentSpec(name="statefulset-controller", build=StatefulSetController,
+                  help="StatefulSets: ordered pods with stable names, claims, rolling updates"),
     ComponentSpec(name="daemonset-controller", build=DaemonSetController,
                   help="DaemonSets: one pod of the template per eligible node"),
     ComponentSpec(name="job-controller", build=JobController,

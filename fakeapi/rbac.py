@@ -626,6 +626,16 @@ _CONTROLLERS: dict[str, list[Obj]] = {
         rule(("create", "delete", "list", "patch", "watch"), (_CORE,), ("pods",)),
         *_events(),
     ],
+    "statefulset-controller": [
+        rule(("get", "list", "watch"), ("apps",), ("statefulsets",)),
+        rule(("update",), ("apps",), ("statefulsets/status", "statefulsets/finalizers")),
+        rule(("create", "delete", "get", "list", "patch", "update", "watch"), (_CORE,),
+             ("pods",)),
+        rule(("create", "get", "list", "watch"), (_CORE,), ("persistentvolumeclaims",)),
+        rule(("create", "delete", "get", "list", "patch", "update", "watch"), ("apps",),
+             ("controllerrevisions",)),
+        *_events(),
+    ],
     "daemonset-controller": [
         rule(("get", "list", "watch", "update"), ("apps",), ("daemonsets",)),
         rule(("update",), ("apps",), ("daemonsets/status", "daemonsets/finalizers")),

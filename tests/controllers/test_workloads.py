@@ -287,3 +287,46 @@ async def test_a_rollout_waits_while_new_pods_are_not_available() -> None:
         assert sets == {"1": 1, "2": 1}
         status = (await client.get("deployments.apps", "web", "default"))["status"]
         assert (status["updatedReplicas"], status["availableReplicas"]) == (1, 1)
+
+
+async def test_a_stateful_set_creates_ordered_pods_and_updates_from_the_top() -> None:
+    async with running_plane("statefulset-controller") as plane:
+        client = plane.cluster.client("admin")
+        await client.create("statefulsets.apps", {"metadata": {"name": "db"}, "spec": {
+            "replicas": 3, "serviceName": "db", "selector": {"matchLabels": {"app": "db"}},
+            "template": {"metadata": {"labels": {"app": "db"}}, "spec": {
+                "containers": [{"name": "c", "image": "db:1"}]}},
+            "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1Gi"}}}}]}}, "default")
+        await plane.settle()
+        assert [p["metadata"]["name"] for p in await _pods(client, app="db")] == ["db-0"]
+        await _settle_running(plane, client)  # each Ready pod lets the next one start
+        pods = await _pods(client, app="db")
+        assert [p["metadata"]["name"] for p in pods] == ["db-0", "db-1", "db-2"]
+        assert pods[1]["spec"]["hostname"] == "db-1" and pods[1]["spec"]["subdomain"] == "db"
+        claims = [c["metadata"]["name"] for c in
+                  await client.list("persistentvolumeclaims", "default")]
+        assert claims == ["data-db-0", "data-db-1", "data-db-2"]
+        await client.patch("statefulsets.apps", "db", {"spec": {"template": {"spec": {
+            "containers": [{"name": "c", "image": "db:2"}]}}}}, namespace="default",
+            patch_type="strategic")
+        await plane.settle()
+        images = {p["metadata"]["name"]: p["spec"]["containers"][0]["image"]
+                  for p in await _pods(client, app="db")}
+        # db-2 is replaced first; the others wait for it to be Ready
+        assert images == {"db-0": "db:1", "db-1": "db:1", "db-2": "db:2"}
+        await _settle_running(plane, client, rounds=20)
+        images = {p["metadata"]["name"]: p["spec"]["containers"][0]["image"]
+                  for p in await _pods(client, app="db")}
+        assert images == {"db-0": "db:2", "db-1": "db:2", "db-2": "db:2"}
+        sts = await client.get("statefulsets.apps", "db", "default")
+        assert sts["status"]["updatedReplicas"] == 3
+        assert sts["status"]["currentRevision"] == sts["status"]["updateRevision"]
+        revisions = sorted(r["revision"] for r in
+                           await client.list("controllerrevisions.apps", "default"))
+        assert revisions == [1, 2]
+        await client.patch("statefulsets.apps", "db", {"spec": {"replicas": 1}},
+                           namespace="default", subresource="scale")
+        await _settle_running(plane, client)
+        assert [p["metadata"]["name"] for p in await _pods(client, app="db")] == ["db-0"]
