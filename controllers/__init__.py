@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from controllers.cronjob import CronJobController
 from controllers.daemonset import DaemonSetController
 from controllers.deployment import DeploymentController
 from controllers.disruption import DisruptionController
@@ -31,6 +32,8 @@ COMPONENTS: tuple[ComponentSpec, ...] = (
                   help="DaemonSets: one pod of the template per eligible node"),
     ComponentSpec(name="job-controller", build=JobController,
                   help="Jobs: completions, parallelism, backoffLimit, suspend"),
+    ComponentSpec(name="cronjob-controller", build=CronJobController,
+                  help="CronJobs: a Job per schedule time on the injected clock"),
     ComponentSpec(name="disruption-controller", build=DisruptionController,
                   help="PodDisruptionBudget status, which evictions honour"),
 )

@@ -650,6 +650,13 @@ _CONTROLLERS: dict[str, list[Obj]] = {
         rule(("create", "delete", "list", "patch", "watch"), (_CORE,), ("pods",)),
         *_events(),
     ],
+    "cronjob-controller": [
+        rule(("get", "list", "watch", "update"), ("batch",), ("cronjobs",)),
+        rule(("update",), ("batch",), ("cronjobs/status", "cronjobs/finalizers")),
+        rule(("create", "delete", "get", "list", "patch", "update", "watch"), ("batch",),
+             ("jobs",)),
+        *_events(),
+    ],
     "disruption-controller": [
         rule(READ, ("apps",), ("deployments", "replicasets", "statefulsets")),
         rule(READ, (_CORE,), ("pods", "replicationcontrollers")),

@@ -330,3 +330,57 @@ async def test_a_stateful_set_creates_ordered_pods_and_updates_from_the_top() ->
                            namespace="default", subresource="scale")
         await _settle_running(plane, client)
         assert [p["metadata"]["name"] for p in await _pods(client, app="db")] == ["db-0"]
+
+
+@pytest.mark.parametrize(("schedule", "after", "expected"), [
+    ("*/15 * * * *", "2026-01-01T00:07:00+00:00", "2026-01-01T00:15:00+00:00"),
+    ("0 9 * * MON-FRI", "2026-01-02T10:00:00+00:00", "2026-01-05T09:00:00+00:00"),
+    ("@monthly", "2026-01-31T23:59:00+00:00", "2026-02-01T00:00:00+00:00"),
+    ("30 2 29 2 *", "2026-03-01T00:00:00+00:00", "2028-02-29T02:30:00+00:00"),
+])
+def test_cron_schedules(schedule: str, after: str, expected: str) -> None:
+    import datetime as dt
+
+    from controllers.cronjob import Schedule
+
+    assert Schedule(schedule).next_after(dt.datetime.fromisoformat(after)) == (
+        dt.datetime.fromisoformat(expected))
+
+
+def test_a_bad_cron_schedule_is_refused() -> None:
+    from controllers.cronjob import Schedule
+
+    for text in ("* * * *", "61 * * * *", "*/0 * * * *"):
+        with pytest.raises(ValueError):
+            Schedule(text)
+
+
+async def test_a_cron_job_starts_jobs_on_the_clock_and_keeps_its_history() -> None:
+    async with running_plane("cronjob-controller") as plane:
+        client = plane.cluster.client("admin")
+        await client.create("cronjobs.batch", {"metadata": {"name": "tick"}, "spec": {
+            "schedule": "*/10 * * * *", "successfulJobsHistoryLimit": 1,
+            "concurrencyPolicy": "Forbid", "jobTemplate": {"spec": {"template": {"spec": {
+                "restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}}}}}},
+            "default")
+        await plane.settle()
+        assert await client.list("jobs.batch", "default") == []
+        await plane.clock.advance(600)
+        [first] = await client.list("jobs.batch", "default")
+        assert first["metadata"]["ownerReferences"][0]["name"] == "tick"
+        await plane.clock.advance(600)  # Forbid: the first one is still running
+        assert len(await client.list("jobs.batch", "default")) == 1
+        await client.update("jobs.batch", {**first, "status": {"conditions": [
+            {"type": "Complete", "status": "True"}]}}, subresource="status")
+        await plane.clock.advance(600)
+        jobs = await client.list("jobs.batch", "default")
+        assert len(jobs) == 2 and jobs[0]["metadata"]["name"] == first["metadata"]["name"]
+        second = jobs[1]
+        await client.update("jobs.batch", {**second, "status": {"conditions": [
+            {"type": "Complete", "status": "True"}]}}, subresource="status")
+        await plane.clock.advance(600)
+        names = [j["metadata"]["name"] for j in await client.list("jobs.batch", "default")]
+        # one finished job is kept (successfulJobsHistoryLimit), the oldest is gone
+        assert names[0] == second["metadata"]["name"] and len(names) == 2
+        cron = await client.get("cronjobs.batch", "tick", "default")
+        assert len(cron["status"]["active"]) == 1 and cron["status"]["lastScheduleTime"]
