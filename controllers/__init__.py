@@ -6,6 +6,7 @@ from controllers.cronjob import CronJobController
 from controllers.daemonset import DaemonSetController
 from controllers.deployment import DeploymentController
 from controllers.disruption import DisruptionController
+from controllers.endpoints import EndpointsController
 from controllers.garbage_collector import GarbageCollector
 from controllers.job import JobController
 from controllers.namespace import NamespaceController
@@ -34,6 +35,8 @@ COMPONENTS: tuple[ComponentSpec, ...] = (
                   help="Jobs: completions, parallelism, backoffLimit, suspend"),
     ComponentSpec(name="cronjob-controller", build=CronJobController,
                   help="CronJobs: a Job per schedule time on the injected clock"),
+    ComponentSpec(name="endpointslice-controller", build=EndpointsController,
+                  help="EndpointSlices and Endpoints of Services with selectors"),
     ComponentSpec(name="disruption-controller", build=DisruptionController,
                   help="PodDisruptionBudget status, which evictions honour"),
 )

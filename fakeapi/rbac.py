@@ -657,6 +657,14 @@ _CONTROLLERS: dict[str, list[Obj]] = {
              ("jobs",)),
         *_events(),
     ],
+    "endpointslice-controller": [
+        rule(READ, (_CORE,), ("services", "pods", "nodes")),
+        rule(("create", "delete", "get", "list", "update", "watch"), ("discovery.k8s.io",),
+             ("endpointslices",)),
+        rule(("create", "delete", "get", "list", "update", "watch"), (_CORE,),
+             ("endpoints",)),
+        *_events(),
+    ],
     "disruption-controller": [
         rule(READ, ("apps",), ("deployments", "replicasets", "statefulsets")),
         rule(READ, (_CORE,), ("pods", "replicationcontrollers")),

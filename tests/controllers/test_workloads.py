@@ -384,3 +384,39 @@ async def test_a_cron_job_starts_jobs_on_the_clock_and_keeps_its_history() -> No
         assert names[0] == second["metadata"]["name"] and len(names) == 2
         cron = await client.get("cronjobs.batch", "tick", "default")
         assert len(cron["status"]["active"]) == 1 and cron["status"]["lastScheduleTime"]
+
+
+async def test_a_service_gets_the_endpoints_of_its_pods() -> None:
+    async with running_plane("endpointslice-controller") as plane:
+        client = plane.cluster.client("admin")
+        await client.create("services", {"metadata": {"name": "web"}, "spec": {
+            "selector": {"app": "web"}, "ports": [{"name": "http", "port": 80,
+                                                   "targetPort": "http"}]}}, "default")
+        for i, ready in ((1, True), (2, False)):
+            await client.create("pods", {"metadata": {"name": f"web-{i}", "labels": {
+                "app": "web"}}, "spec": {"nodeName": "n1", "containers": [{
+                    "name": "c", "image": "x", "ports": [{"name": "http",
+                                                          "containerPort": 8080}]}]}},
+                "default")
+            pod = await client.get("pods", f"web-{i}", "default")
+            await client.update("pods", {**pod, "status": {
+                "phase": "Running", "podIP": f"10.244.0.{i}", "conditions": [
+                    {"type": "Ready", "status": "True" if ready else "False"}]}},
+                subresource="status")
+        await client.create("pods", {"metadata": {"name": "other", "labels": {"app": "db"}},
+                                     "spec": {"containers": [{"name": "c", "image": "x"}]}},
+                            "default")
+        await plane.settle()
+        es = await client.get("endpointslices.discovery.k8s.io", "web", "default")
+        assert es["metadata"]["labels"]["kubernetes.io/service-name"] == "web"
+        assert [(e["addresses"], e["conditions"]["ready"]) for e in es["endpoints"]] == [
+            (["10.244.0.1"], True), (["10.244.0.2"], False)]
+        assert es["ports"] == [{"name": "http", "protocol": "TCP", "port": 8080}]
+        ep = await client.get("endpoints", "web", "default")
+        [subset] = ep["subsets"]
+        assert [a["ip"] for a in subset["addresses"]] == ["10.244.0.1"]
+        assert [a["ip"] for a in subset["notReadyAddresses"]] == ["10.244.0.2"]
+        await client.delete("pods", "web-1", "default")
+        await plane.settle()
+        es = await client.get("endpointslices.discovery.k8s.io", "web", "default")
+        assert [e["addresses"] for e in es["endpoints"]] == [["10.244.0.2"]]
