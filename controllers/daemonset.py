@@ -9,16 +9,13 @@ import copy
 from typing import Any
 
 from controllers.owners import (
-    Expectations,
-    controller_uid_index,
-    delete_pod,
-    is_active,
+    OwnedPods,
+    PodOwnerController,
     is_ready,
-    owner_key,
     pod_from_template,
 )
 from fakeapi.rbac import selector_matches
-from fakeapi.runtime.component import ComponentContext, Controller
+from fakeapi.runtime.component import ComponentContext
 from fakeapi.taints import untolerated
 
 Obj = dict[str, Any]
@@ -67,21 +64,20 @@ def daemon_pod_template(template: Obj, node: str) -> Obj:
     return out
 
 
-class DaemonSetController(Controller[str]):
+class DaemonSetController(PodOwnerController):
     """Keys are `namespace/name` of DaemonSets; a node's change wakes every DaemonSet, a
     pod's change wakes its owner."""
 
+    owner_resource = DAEMON_SETS
+    owner_kind = "DaemonSet"
+
     def __init__(self, ctx: ComponentContext) -> None:
         super().__init__(ctx)
-        self.sets = self.watch(DAEMON_SETS)
         self.nodes = self.watch("nodes", self._every_set)
-        self.pods = self.watch("pods", owner_key("DaemonSet"))
-        self.pods.cache.add_index("controller", controller_uid_index)
-        self.expectations = Expectations()
 
     def _every_set(self, type_: str, node: Obj, old: Obj | None) -> list[str]:
         return [f"{ds['metadata']['namespace']}/{ds['metadata']['name']}"
-                for ds in self.sets.cache.list()]
+                for ds in self.owners.cache.list()]
 
     def _eligible(self, ds: Obj, node: Obj) -> bool:
         spec = ((ds.get("spec") or {}).get("template") or {}).get("spec") or {}
@@ -91,16 +87,10 @@ class DaemonSetController(Controller[str]):
         tolerations = [*(spec.get("tolerations") or []), *DAEMON_TOLERATIONS]
         return untolerated((node.get("spec") or {}).get("taints") or [], tolerations) is None
 
-    async def reconcile(self, key: str) -> None:
+    async def sync(self, key: str, ds: Obj, pods: OwnedPods) -> None:
         """One pod per eligible node; none elsewhere; then the status."""
-        namespace, _, name = key.partition("/")
-        ds = self.sets.cache.get(name, namespace)
-        if ds is None:
-            self.expectations.forget(key)
-            return
-        owned = self.pods.cache.by_index("controller", ds["metadata"]["uid"])
-        adding, deleting = self.expectations.pending(key, {p["metadata"]["name"] for p in owned})
-        active = [p for p in owned if is_active(p) and p["metadata"]["name"] not in deleting]
+        name = ds["metadata"]["name"]
+        active, adding = pods.active, pods.adding
         by_node: dict[str, list[Obj]] = {}
         for pod in active:
             by_node.setdefault(_target_node(pod), []).append(pod)
@@ -110,15 +100,13 @@ class DaemonSetController(Controller[str]):
             template = (ds.get("spec") or {}).get("template") or {}
             for node in eligible:
                 if not by_node.get(node):
-                    pod = pod_from_template(daemon_pod_template(template, node), owner=ds,
-                                            api_version="apps/v1", kind="DaemonSet",
-                                            generate_name=name + "-")
-                    created = await self.client.create("pods", pod)
-                    self.expectations.created(key, created["metadata"]["name"])
-            for node, pods in by_node.items():
-                extra = pods if node not in eligible else pods[1:]
+                    await self.create_pod(key, pod_from_template(
+                        daemon_pod_template(template, node), owner=ds, api_version="apps/v1",
+                        kind="DaemonSet", generate_name=name + "-"))
+            for node, on_node in by_node.items():
+                extra = on_node if node not in eligible else on_node[1:]
                 for pod in extra:
-                    await delete_pod(self.client, self.expectations, key, pod)
+                    await self.delete_pod(key, pod)
         scheduled = [n for n in eligible if by_node.get(n)]
         ready = sum(1 for n in scheduled if any(is_ready(p) for p in by_node[n]))
         status = {"desiredNumberScheduled": len(eligible),

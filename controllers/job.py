@@ -9,18 +9,15 @@ import datetime as dt
 from typing import Any
 
 from controllers.owners import (
-    Expectations,
-    controller_uid_index,
-    delete_pod,
+    OwnedPods,
+    PodOwnerController,
     deletion_order,
-    is_active,
     is_ready,
-    owner_key,
     pod_from_template,
 )
 from fakeapi.clock import rfc3339
 from fakeapi.columns import parse_time
-from fakeapi.runtime.component import ComponentContext, Controller
+from fakeapi.runtime.component import ComponentContext
 
 Obj = dict[str, Any]
 JOBS = "jobs.batch"
@@ -32,31 +29,23 @@ def _condition(kind: str, reason: str, message: str, now: str) -> Obj:
             "reason": reason, "message": message}
 
 
-class JobController(Controller[str]):
+class JobController(PodOwnerController):
     """Keys are `namespace/name` of Jobs; a pod's change wakes its job."""
+
+    owner_resource = JOBS
+    owner_kind = "Job"
 
     def __init__(self, ctx: ComponentContext) -> None:
         super().__init__(ctx)
-        self.jobs = self.watch(JOBS)
-        self.pods = self.watch("pods", owner_key("Job"))
-        self.pods.cache.add_index("controller", controller_uid_index)
-        self.expectations = Expectations()
         self._deadlines: set[str] = set()
 
-    async def reconcile(self, key: str) -> None:
+    async def sync(self, key: str, job: Obj, pods: OwnedPods) -> None:
         """Count pods, start or stop some, then write the status."""
-        namespace, _, name = key.partition("/")
-        job = self.jobs.cache.get(name, namespace)
-        if job is None:
-            self.expectations.forget(key)
-            return
         spec, status = job.get("spec") or {}, dict(job.get("status") or {})
         if any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
                for c in status.get("conditions") or []):
             return
-        owned = self.pods.cache.by_index("controller", job["metadata"]["uid"])
-        adding, deleting = self.expectations.pending(key, {p["metadata"]["name"] for p in owned})
-        active = [p for p in owned if is_active(p) and p["metadata"]["name"] not in deleting]
+        owned, active, adding = pods.owned, list(pods.active), pods.adding
         succeeded = [p for p in owned if (p.get("status") or {}).get("phase") == "Succeeded"]
         failed = [p for p in owned if (p.get("status") or {}).get("phase") == "Failed"]
         now = self.clock.now()
@@ -93,7 +82,7 @@ class JobController(Controller[str]):
                                       "Job was active longer than specified deadline", stamp)]
         if finished or spec.get("suspend"):
             for pod in active:
-                await delete_pod(self.client, self.expectations, key, pod)
+                await self.delete_pod(key, pod)
             active = []
             if spec.get("suspend") and not finished:
                 conditions.append(_condition("Suspended", "JobSuspended", "Job suspended",
@@ -110,7 +99,7 @@ class JobController(Controller[str]):
                     await self._create(key, job, free[i] if indexed and i < len(free) else None)
             elif missing < 0 and not adding:
                 for pod in deletion_order(active)[:-missing]:
-                    await delete_pod(self.client, self.expectations, key, pod)
+                    await self.delete_pod(key, pod)
             if spec.get("activeDeadlineSeconds") is not None and key not in self._deadlines:
                 self._deadlines.add(key)  # look again when the deadline passes
                 self.clock.call_later(float(spec["activeDeadlineSeconds"]),
@@ -137,8 +126,7 @@ class JobController(Controller[str]):
                                 else f"{name}-", extra_labels=labels, annotations=annotations)
         if index is not None:
             pod["spec"].setdefault("hostname", f"{name}-{index}")
-        created = await self.client.create("pods", pod)
-        self.expectations.created(key, created["metadata"]["name"])
+        await self.create_pod(key, pod)
 
 
 

@@ -5,10 +5,12 @@ made that its informer has not shown yet, so that it never acts twice on them)."
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 from fakeapi.client import Client
 from fakeapi.errors import ApiError
+from fakeapi.runtime.component import ComponentContext, Controller
 
 Obj = dict[str, Any]
 TERMINAL = ("Succeeded", "Failed")
@@ -129,3 +131,60 @@ async def delete_pod(client: Client, expectations: Expectations, key: str, pod: 
         if e.code != 404:
             raise
     expectations.deleted(key, pod["metadata"]["name"])
+
+
+class PodOwnerController(Controller[str]):
+    """The shape every pod-owning controller shares: its owners' informer, the pods indexed
+    by controller uid (a pod's change wakes its owner), expectations for its own creations
+    and deletions. Keys are `namespace/name`; subclasses implement `sync`."""
+
+    owner_resource = ""
+    """The owners' resource id (`replicasets.apps`)."""
+    owner_kind = ""
+    """The owners' kind, as pods' controller references name it."""
+
+    def __init__(self, ctx: ComponentContext) -> None:
+        super().__init__(ctx)
+        self.owners = self.watch(self.owner_resource)
+        self.pods = self.watch("pods", owner_key(self.owner_kind))
+        self.pods.cache.add_index("controller", controller_uid_index)
+        self.expectations = Expectations()
+
+    async def reconcile(self, key: str) -> None:
+        """Gather the owner and its pods (those being created or deleted accounted for),
+        then `sync`."""
+        namespace, _, name = key.partition("/")
+        owner = self.owners.cache.get(name, namespace)
+        if owner is None:
+            self.expectations.forget(key)
+            return
+        owned = self.pods.cache.by_index("controller", owner["metadata"]["uid"])
+        adding, deleting = self.expectations.pending(key, {p["metadata"]["name"] for p in owned})
+        active = [p for p in owned if is_active(p) and p["metadata"]["name"] not in deleting]
+        await self.sync(key, owner, OwnedPods(owned=owned, active=active, adding=adding,
+                                              deleting=deleting))
+
+    async def sync(self, key: str, owner: Obj, pods: OwnedPods) -> None:
+        """Converge one owner."""
+        raise NotImplementedError
+
+    async def create_pod(self, key: str, pod: Obj) -> Obj:
+        """Create one of `key`'s pods and expect it to show."""
+        created = await self.client.create("pods", pod)
+        self.expectations.created(key, created["metadata"]["name"])
+        return created
+
+    async def delete_pod(self, key: str, pod: Obj) -> None:
+        """Delete one of `key`'s pods (gone already is fine) and expect it to go."""
+        await delete_pod(self.client, self.expectations, key, pod)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class OwnedPods:
+    """An owner's pods as its informer shows them: all, the active ones (running or
+    pending, not being deleted by us), and our creations not seen yet."""
+
+    owned: list[Obj]
+    active: list[Obj]
+    adding: set[str]
+    deleting: set[str]

@@ -7,17 +7,13 @@ import logging
 from typing import Any
 
 from controllers.owners import (
-    Expectations,
-    controller_uid_index,
-    delete_pod,
+    OwnedPods,
+    PodOwnerController,
     deletion_order,
-    is_active,
     is_ready,
-    owner_key,
     pod_from_template,
 )
 from fakeapi.rbac import selector_matches
-from fakeapi.runtime.component import ComponentContext, Controller
 
 log = logging.getLogger(__name__)
 
@@ -26,47 +22,28 @@ REPLICA_SETS = "replicasets.apps"
 BURST = 500  # same as upstream's BurstReplicas: pods created or deleted per sync at most
 
 
-class ReplicaSetController(Controller[str]):
+class ReplicaSetController(PodOwnerController):
     """Keys are `namespace/name` of ReplicaSets; a pod's change wakes its owner."""
 
-    def __init__(self, ctx: ComponentContext) -> None:
-        super().__init__(ctx)
-        self.sets = self.watch(REPLICA_SETS)
-        self.pods = self.watch("pods", owner_key("ReplicaSet"))
-        self.pods.cache.add_index("controller", controller_uid_index)
-        self.expectations = Expectations()
+    owner_resource = REPLICA_SETS
+    owner_kind = "ReplicaSet"
 
-    async def reconcile(self, key: str) -> None:
+    async def sync(self, key: str, rs: Obj, pods: OwnedPods) -> None:
         """Create or delete pods towards spec.replicas, then write the status."""
-        namespace, _, name = key.partition("/")
-        rs = self.sets.cache.get(name, namespace)
-        if rs is None:
-            self.expectations.forget(key)
-            return
-        owned = [p for p in self.pods.cache.by_index("controller", rs["metadata"]["uid"])]
-        names = {p["metadata"]["name"] for p in owned}
-        adding, deleting = self.expectations.pending(key, names)
-        active = [p for p in owned if is_active(p) and p["metadata"]["name"] not in deleting]
+        active = list(pods.active)
         if not rs["metadata"].get("deletionTimestamp"):
             wanted = int((rs.get("spec") or {}).get("replicas", 1))
-            diff = wanted - len(active) - len(adding)
-            if diff > 0:
-                await self._create(key, rs, min(diff, BURST))
-            elif diff < 0 and not adding:
+            diff = wanted - len(active) - len(pods.adding)
+            template = (rs.get("spec") or {}).get("template") or {}
+            for _ in range(min(diff, BURST)):
+                await self.create_pod(key, pod_from_template(
+                    template, owner=rs, api_version="apps/v1", kind="ReplicaSet",
+                    generate_name=rs["metadata"]["name"] + "-"))
+            if diff < 0 and not pods.adding:
                 for pod in deletion_order(active)[:min(-diff, BURST)]:
-                    await delete_pod(self.client, self.expectations, key, pod)
+                    await self.delete_pod(key, pod)
                     active.remove(pod)
         await self._write_status(rs, active)
-
-    async def _create(self, key: str, rs: Obj, count: int) -> None:
-        template = (rs.get("spec") or {}).get("template") or {}
-        for _ in range(count):
-            pod = pod_from_template(template, owner=rs, api_version="apps/v1",
-                                    kind="ReplicaSet",
-                                    generate_name=rs["metadata"]["name"] + "-")
-            created = await self.client.create("pods", pod)
-            self.expectations.created(key, created["metadata"]["name"])
-
 
     async def _write_status(self, rs: Obj, active: list[Obj]) -> None:
         labels = ((rs.get("spec") or {}).get("template") or {}).get("metadata", {}).get(

@@ -11,17 +11,13 @@ from typing import Any
 
 from controllers.deployment import template_hash
 from controllers.owners import (
-    Expectations,
-    controller_uid_index,
-    delete_pod,
-    is_active,
+    OwnedPods,
+    PodOwnerController,
     is_ready,
-    owner_key,
     pod_from_template,
     reference_to,
 )
 from fakeapi.errors import ApiError
-from fakeapi.runtime.component import ComponentContext, Controller
 
 Obj = dict[str, Any]
 STATEFUL_SETS = "statefulsets.apps"
@@ -36,31 +32,21 @@ def _ordinal(pod: Obj, name: str) -> int:
     return int(suffix) if suffix.isdigit() else -1
 
 
-class StatefulSetController(Controller[str]):
+class StatefulSetController(PodOwnerController):
     """Keys are `namespace/name` of StatefulSets; a pod's change wakes its owner."""
 
-    def __init__(self, ctx: ComponentContext) -> None:
-        super().__init__(ctx)
-        self.sets = self.watch(STATEFUL_SETS)
-        self.pods = self.watch("pods", owner_key("StatefulSet"))
-        self.pods.cache.add_index("controller", controller_uid_index)
-        self.expectations = Expectations()
+    owner_resource = STATEFUL_SETS
+    owner_kind = "StatefulSet"
 
-    async def reconcile(self, key: str) -> None:
+    async def sync(self, key: str, sts: Obj, owned: OwnedPods) -> None:
         """One step towards spec.replicas pods of the update revision, then the status."""
-        namespace, _, name = key.partition("/")
-        sts = self.sets.cache.get(name, namespace)
-        if sts is None:
-            self.expectations.forget(key)
-            return
+        name = sts["metadata"]["name"]
         spec = sts.get("spec") or {}
         template = spec.get("template") or {}
         revision = f"{name}-{template_hash(template)}"
         await self._record_revision(sts, revision, template)
-        owned = self.pods.cache.by_index("controller", sts["metadata"]["uid"])
-        adding, deleting = self.expectations.pending(key, {p["metadata"]["name"] for p in owned})
-        pods = {_ordinal(p, name): p for p in owned
-                if is_active(p) and p["metadata"]["name"] not in deleting}
+        pods = {_ordinal(p, name): p for p in owned.active}
+        adding, deleting = owned.adding, owned.deleting
         start = int((spec.get("ordinals") or {}).get("start") or 0)
         wanted = range(start, start + int(spec.get("replicas", 1)))
         parallel = spec.get("podManagementPolicy") == "Parallel"
@@ -79,7 +65,7 @@ class StatefulSetController(Controller[str]):
                 return  # same as upstream OrderedReady: wait for this one
         extra = sorted((o for o in pods if o not in wanted), reverse=True)
         for ordinal in extra[:len(extra) if parallel else 1]:
-            await delete_pod(self.client, self.expectations, key, pods[ordinal])
+            await self.delete_pod(key, pods[ordinal])
         if extra:
             return
         partition = int((((sts.get("spec") or {}).get("updateStrategy") or {}).get(
@@ -89,7 +75,7 @@ class StatefulSetController(Controller[str]):
         stale = sorted((o for o, p in pods.items() if o >= partition and (
             p["metadata"].get("labels") or {}).get(REVISION_LABEL) != revision), reverse=True)
         if stale and all(is_ready(p) for p in pods.values()):
-            await delete_pod(self.client, self.expectations, key, pods[stale[0]])
+            await self.delete_pod(key, pods[stale[0]])
 
     async def _create(self, key: str, sts: Obj, ordinal: int, revision: str) -> None:
         spec = sts.get("spec") or {}
@@ -113,11 +99,10 @@ class StatefulSetController(Controller[str]):
         if volumes:
             pod["spec"]["volumes"] = volumes
         try:
-            await self.client.create("pods", pod)
+            await self.create_pod(key, pod)
         except ApiError as e:
             if e.code != 409:
                 raise
-        self.expectations.created(key, name)
 
     async def _claim(self, sts: Obj, template: Obj, name: str) -> None:
         """Same as upstream: one PersistentVolumeClaim per template and pod, kept on scale

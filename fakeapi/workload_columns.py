@@ -109,25 +109,21 @@ DEPLOYMENT = TableSpec((
     wide("Selector", _selector("spec.selector"), "The label selector of its pods."),
 ))
 
-REPLICA_SET = TableSpec((
-    NAME,
-    col("Desired", _int("spec.replicas"), "Desired pods.", type="integer"),
-    col("Current", _int("status.replicas"), "Current pods.", type="integer"),
-    col("Ready", _int("status.readyReplicas"), "Ready pods.", type="integer"),
-    AGE,
-    *_template_columns(_POD_TEMPLATE),
-    wide("Selector", _selector("spec.selector"), "The label selector of its pods."),
-))
+def _replica_counts(selector: Any) -> TableSpec:
+    """ReplicaSet and ReplicationController columns (their selectors differ in shape)."""
+    return TableSpec((
+        NAME,
+        col("Desired", _int("spec.replicas"), "Desired pods.", type="integer"),
+        col("Current", _int("status.replicas"), "Current pods.", type="integer"),
+        col("Ready", _int("status.readyReplicas"), "Ready pods.", type="integer"),
+        AGE,
+        *_template_columns(_POD_TEMPLATE),
+        wide("Selector", selector, "The label selector of its pods."),
+    ))
 
-REPLICATION_CONTROLLER = TableSpec((
-    NAME,
-    col("Desired", _int("spec.replicas"), "Desired pods.", type="integer"),
-    col("Current", _int("status.replicas"), "Current pods.", type="integer"),
-    col("Ready", _int("status.readyReplicas"), "Ready pods.", type="integer"),
-    AGE,
-    *_template_columns(_POD_TEMPLATE),
-    wide("Selector", _map_selector("spec.selector"), "The label selector of its pods."),
-))
+
+REPLICA_SET = _replica_counts(_selector("spec.selector"))
+REPLICATION_CONTROLLER = _replica_counts(_map_selector("spec.selector"))
 
 STATEFUL_SET = TableSpec((
     NAME,

@@ -109,8 +109,16 @@ def default_pod_template(template: Any) -> None:
         default_pod_spec(template.get("spec"))
 
 
-def _template_of(obj: Obj) -> Any:
-    return (_obj(obj, "spec") or {}).get("template")
+def _rolling(spec: Obj, key: str, **rolling: Any) -> None:
+    """An update strategy `key` of type RollingUpdate by default, with these defaults."""
+    strategy = spec.setdefault(key, {})
+    if isinstance(strategy, dict):
+        strategy.setdefault("type", "RollingUpdate")
+        if strategy["type"] == "RollingUpdate":
+            params = strategy.setdefault("rollingUpdate", {})
+            if isinstance(params, dict):
+                for name, value in rolling.items():
+                    params.setdefault(name, value)
 
 
 def _pod(obj: Obj) -> None:
@@ -131,14 +139,7 @@ def _deployment(obj: Obj) -> None:
     if spec is None:
         return
     _replicas(spec)
-    strategy = spec.setdefault("strategy", {})
-    if isinstance(strategy, dict):
-        strategy.setdefault("type", "RollingUpdate")
-        if strategy["type"] == "RollingUpdate":
-            rolling = strategy.setdefault("rollingUpdate", {})
-            if isinstance(rolling, dict):
-                rolling.setdefault("maxUnavailable", "25%")
-                rolling.setdefault("maxSurge", "25%")
+    _rolling(spec, "strategy", maxUnavailable="25%", maxSurge="25%")
     spec.setdefault("revisionHistoryLimit", 10)
     spec.setdefault("progressDeadlineSeconds", 600)
     default_pod_template(spec.get("template"))
@@ -158,13 +159,7 @@ def _stateful_set(obj: Obj) -> None:
         return
     _replicas(spec)
     spec.setdefault("podManagementPolicy", "OrderedReady")
-    strategy = spec.setdefault("updateStrategy", {})
-    if isinstance(strategy, dict):
-        strategy.setdefault("type", "RollingUpdate")
-        if strategy["type"] == "RollingUpdate":
-            rolling = strategy.setdefault("rollingUpdate", {})
-            if isinstance(rolling, dict):
-                rolling.setdefault("partition", 0)
+    _rolling(spec, "updateStrategy", partition=0)
     spec.setdefault("revisionHistoryLimit", 10)
     spec.setdefault("persistentVolumeClaimRetentionPolicy",
                     {"whenDeleted": "Retain", "whenScaled": "Retain"})
@@ -176,14 +171,7 @@ def _daemon_set(obj: Obj) -> None:
     spec = _obj(obj, "spec")
     if spec is None:
         return
-    strategy = spec.setdefault("updateStrategy", {})
-    if isinstance(strategy, dict):
-        strategy.setdefault("type", "RollingUpdate")
-        if strategy["type"] == "RollingUpdate":
-            rolling = strategy.setdefault("rollingUpdate", {})
-            if isinstance(rolling, dict):
-                rolling.setdefault("maxUnavailable", 1)
-                rolling.setdefault("maxSurge", 0)
+    _rolling(spec, "updateStrategy", maxUnavailable=1, maxSurge=0)
     spec.setdefault("revisionHistoryLimit", 10)
     default_pod_template(spec.get("template"))
 

@@ -8,13 +8,13 @@ client asks for them), patches, status, list pagination.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
 import sys
 import textwrap
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +32,8 @@ def _unique(prefix: str) -> str:
 
 
 @pytest.fixture
-def ns(kubectl: Kubectl) -> Iterator[str]:
-    name = _unique("compat")
-    kubectl("create", "namespace", name)
-    yield name
-    kubectl("delete", "namespace", name, "--wait=false")
+def ns(fresh_namespace: str) -> str:
+    return fresh_namespace
 
 
 def _claim(name: str) -> dict[str, Any]:
@@ -158,9 +155,12 @@ async def test_kr8s(server: ServerProcess, ns: str) -> None:
     assert [c.name for c in found] == ["k1"]
 
     async def first_delete() -> str:
-        async for event, obj in api.watch("resourceclaims.resource.k8s.io", namespace=ns):
-            if event == "DELETED":
-                return str(obj.name)
+        # closed on return, so the stream's response is closed on this loop
+        async with contextlib.aclosing(api.watch("resourceclaims.resource.k8s.io",
+                                                 namespace=ns)) as events:
+            async for event, obj in events:
+                if event == "DELETED":
+                    return str(obj.name)
         return ""
 
     watcher = asyncio.create_task(first_delete())

@@ -31,11 +31,8 @@ def _unique(prefix: str) -> str:
 
 
 @pytest.fixture
-def ns(kubectl: Kubectl) -> Iterator[str]:
-    name = _unique("everyday")
-    kubectl("create", "namespace", name)
-    yield name
-    kubectl("delete", "namespace", name, "--wait=false")
+def ns(fresh_namespace: str) -> str:
+    return fresh_namespace
 
 
 @pytest.fixture(scope="module")

@@ -37,33 +37,29 @@ def test_every_served_kind_has_a_definition_and_refs_resolve() -> None:
     assert spec["$ref"] == "#/definitions/io.k8s.api.apps.v1.DeploymentStrategy"
 
 
+def _varint(buf: bytes, i: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = buf[i]
+        i += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, i
+
+
 def _fields(buf: bytes) -> list[tuple[int, bytes | int]]:
     """Top-level protobuf fields (varint and length-delimited only)."""
     out: list[tuple[int, bytes | int]] = []
     i = 0
     while i < len(buf):
-        key, shift = 0, 0
-        while True:
-            byte = buf[i]
-            i += 1
-            key |= (byte & 0x7F) << shift
-            shift += 7
-            if byte < 0x80:
-                break
-        number, wire = key >> 3, key & 7
-        value, shift = 0, 0
-        while True:
-            byte = buf[i]
-            i += 1
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if byte < 0x80:
-                break
-        if wire == 2:
-            out.append((number, buf[i:i + value]))
+        key, i = _varint(buf, i)
+        value, i = _varint(buf, i)
+        if key & 7 == 2:
+            out.append((key >> 3, buf[i:i + value]))
             i += value
         else:
-            out.append((number, value))
+            out.append((key >> 3, value))
     return out
 
 
