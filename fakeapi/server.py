@@ -252,7 +252,7 @@ class Api:
     def get(self, request: web.Request, t: Target) -> web.Response:
         """GET an object (or its status, or a view such as its scale)."""
         event = self.registry.get(t.kind, t.namespace or "", t.name)
-        view = self.registry.view(t.kind, t.subresource)
+        view = self.registry.view(t.kind, t.subresource) if t.subresource else None
         if view is not None:
             return _json(view.view(event.object))
         table = tables.wants_table(request.headers.get("Accept", ""))

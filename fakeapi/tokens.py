@@ -29,7 +29,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
     encode_dss_signature,
 )
 
-from fakeapi.authn import NODE_NAME_KEY, UserInfo, service_account
+from fakeapi.authn import UserInfo, service_account
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 API_AUDIENCES = (ISSUER,)
@@ -171,7 +171,3 @@ class TokenIssuer:
         user = service_account(namespace, account["name"], node=node, uid=account["uid"])
         return dataclasses.replace(user, extra={**user.extra, **extra}) if extra else user
 
-
-def node_extra(user: UserInfo) -> str:
-    """The node a pod-bound token's user acts for ("" when none)."""
-    return (user.extra.get(NODE_NAME_KEY) or ("",))[0]
