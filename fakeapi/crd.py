@@ -7,7 +7,7 @@ Pure functions of CRD objects (JSON dicts), as upstream's apiextensions-apiserve
   columns, selectable fields, and the version's schema);
 - `prune`: unknown fields dropped as upstream's structural pruning does;
 - `validate`: the OpenAPI value rules (type, enum, bounds, lengths, patterns, items,
-  required) and `x-kubernetes-validations` CEL rules through `fakeapi.cel`, with upstream's
+  required) and `x-kubernetes-validations` CEL rules through `fakeapi.crd_cel`, with upstream's
   messages.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from fakeapi import cel
+from fakeapi import crd_cel
 from fakeapi.columns import AGE, NAME, Cell, Column, RowContext, TableSpec
 from fakeapi.errors import Cause
 from fakeapi.kinds import ALL_VERBS, Kind
@@ -117,8 +117,8 @@ def _schema_causes(schema: Obj, path: str) -> list[Cause]:
             if not isinstance(text, str) or not text:
                 causes.append(required(rule_path))
                 continue
-            compiled = cel.compile_rule(text)
-            if isinstance(compiled, cel.CelError):
+            compiled = crd_cel.compile_rule(text)
+            if isinstance(compiled, crd_cel.CompileError):
                 causes.append(Cause(rule_path, f"Invalid value: {orjson.dumps(text).decode()}:"
                                     f" {compiled.detail}"))
     return causes
@@ -479,16 +479,16 @@ def _cel_rules(value: Any, schema: Obj, old: Any, path: str, causes: list[Cause]
     for rule in schema.get("x-kubernetes-validations") or []:
         if not isinstance(rule, dict):
             continue
-        program = cel.compile_rule(str(rule.get("rule") or ""))
-        if isinstance(program, cel.CelError):
+        program = crd_cel.compile_rule(str(rule.get("rule") or ""))
+        if isinstance(program, crd_cel.CompileError):
             continue  # refused when the CRD was written
         if program.transition and old is None:
             continue  # same as upstream: transition rules only run on updates
         where = path + str(rule.get("fieldPath") or "") if rule.get("fieldPath") else path
         where = where.lstrip(".") or "<root>"
         try:
-            ok = cel.evaluate_rule(program, value, old)
-        except cel.CelEvalError as e:
+            ok = crd_cel.evaluate_rule(program, value, old)
+        except crd_cel.RuleError as e:
             causes.append(Cause(where, f"Invalid value: {_shown(value)}: {e}"))
             continue
         if not isinstance(ok, bool):
@@ -510,11 +510,11 @@ def _message(rule: Obj, value: Any, old: Any) -> str:
     upstream's `failed rule: <rule>`."""
     expression = rule.get("messageExpression")
     if isinstance(expression, str) and expression:
-        program = cel.compile_rule(expression, result="string")
-        if not isinstance(program, cel.CelError):
+        program = crd_cel.compile_rule(expression, result="string")
+        if not isinstance(program, crd_cel.CompileError):
             try:
-                text = cel.evaluate_rule(program, value, old)
-            except cel.CelEvalError:
+                text = crd_cel.evaluate_rule(program, value, old)
+            except crd_cel.RuleError:
                 text = None
             if isinstance(text, str) and text.strip():
                 return text

@@ -61,7 +61,11 @@ class StandInKubelet:
     def _run(self) -> None:
         while not self._stop.wait(0.05):
             for pod in self.core.list_namespaced_pod(self.namespace).items:
-                if pod.status.phase != "Pending" or pod.metadata.deletion_timestamp:
+                if pod.metadata.deletion_timestamp:  # a kubelet ends a graceful deletion
+                    self.core.delete_namespaced_pod(pod.metadata.name, self.namespace,
+                                                    grace_period_seconds=0)
+                    continue
+                if pod.status.phase != "Pending":
                     continue
                 ready = "True" if self.phase == "Running" else "False"
                 self.core.patch_namespaced_pod_status(pod.metadata.name, self.namespace, {
@@ -167,12 +171,12 @@ def test_drain_evicts_and_honours_the_budget(kubectl: Kubectl, core: client.Core
                 "--timeout=30s")
         blocked = kubectl.run("drain", node, "--force", "--timeout=3s", check=False,
                               timeout=60)
-    assert blocked.returncode != 0
-    assert "Cannot evict pod as it would violate the pod's disruption budget" in (
-        blocked.stdout + blocked.stderr)
-    assert kubectl("get", "node", node, "-o", "jsonpath={.spec.unschedulable}") == "true"
-    kubectl("delete", "pdb", "db", "-n", ns)
-    out = kubectl("drain", node, "--force", "--timeout=30s", timeout=60)
+        assert blocked.returncode != 0
+        assert "Cannot evict pod as it would violate the pod's disruption budget" in (
+            blocked.stdout + blocked.stderr)
+        assert kubectl("get", "node", node, "-o", "jsonpath={.spec.unschedulable}") == "true"
+        kubectl("delete", "pdb", "db", "-n", ns)
+        out = kubectl("drain", node, "--force", "--timeout=30s", timeout=60)
     assert "evicting pod" in out and f"node/{node} drained" in out
     assert kubectl("get", "pods", "-n", ns, "-o", "name") == ""
     kubectl("delete", "node", node)
@@ -217,12 +221,9 @@ def test_explain_from_openapi_v2(kubectl: Kubectl) -> None:
 
 def test_logs_and_exec_without_a_kubelet_fail_once_and_clearly(kubectl: Kubectl,
                                                                ns: str) -> None:
-    kubectl("run", "idle", "--image=busybox", "-n", ns)
-    kubectl("patch", "pod", "idle", "-n", ns, "--subresource=status", "--type=merge", "-p",
-            '{"status": {"phase": "Pending"}}')
-    spec = kubectl("get", "pod", "idle", "-n", ns, "-o", "jsonpath={.spec.nodeName}")
-    if spec:
-        pytest.skip("a scheduler bound the pod")
+    # a scheduler nobody runs: the pod stays unscheduled whatever components run
+    kubectl("run", "idle", "--image=busybox", "-n", ns,
+            '--overrides={"spec": {"schedulerName": "nobody"}}')
     logs = kubectl.run("logs", "idle", "-n", ns)
     assert (logs.returncode, logs.stdout) == (0, "")
     exec_ = kubectl.run("exec", "idle", "-n", ns, "--", "ls", check=False, timeout=30)
