@@ -20,6 +20,7 @@ from fakeapi.decode import json_copy
 from fakeapi.errors import ApiError
 from fakeapi.kinds import Kind
 from fakeapi.log import Event
+from fakeapi.podio import NodeStreams, PodIO
 from fakeapi.rbac import Authorizer
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import Registry, WriteResult, item_object, item_raw
@@ -149,13 +150,24 @@ class Client:
 
     async def create_subresource(self, resource: str, name: str, subresource: str, body: Obj,
                                  *, namespace: str = "") -> Obj:
-        """POST to a subresource with a body of its own (`pods/NAME/eviction`, `binding`,
-        `serviceaccounts/NAME/token`): the answer (the action's, or the changed object)."""
+        """POST a body to a subresource that takes one (`pods/NAME/binding`); returns the
+        object as the subresource left it."""
         kind = self.kind(resource)
         ctx = self._authorize("create", kind, namespace, name, subresource)
         result = self._registry.create_subresource(kind, namespace, name, subresource,
                                                    json_copy(body), ctx)
         return await self._done(result)
+
+    def serve_pod_streams(self, node: str, streams: NodeStreams | None) -> None:
+        """Serve the logs and exec of `node`'s pods through `streams` (an emulated
+        kubelet's, see `fakeapi.podio`); None stops serving them."""
+        pod_io = self._registry.env.services.get("pod_io")
+        if not isinstance(pod_io, PodIO):
+            raise ApiError(503, "ServiceUnavailable", "this server has no pod streams")
+        if streams is None:
+            pod_io.unregister(node)
+        else:
+            pod_io.register(node, streams)
 
     async def delete(self, resource: str, name: str, namespace: str = "", *,
                      propagation_policy: str | None = None) -> Obj:

@@ -78,7 +78,8 @@ class Cluster:
         self.pod_io = PodIO()
         """Where emulated kubelets serve their pods' logs and exec (see fakeapi.podio)."""
         self.registry = Registry(store=self.store, kinds=self.kinds, randomness=self.randomness,
-                                 gates=self.gates, services={"tokens": self.tokens})
+                                 gates=self.gates,
+                                 services={"tokens": self.tokens, "pod_io": self.pod_io})
         self.authorizer = self.registry.authorizer
         self._seed_namespaces()
         self._seed_rbac()

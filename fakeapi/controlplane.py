@@ -44,8 +44,7 @@ class ControlPlane:
                 name=spec.name,
                 client=self.cluster.component_client(spec.service_account or spec.name),
                 informers=self.informers, clock=self.clock,
-                random=self.cluster.randomness.for_component(spec.name),
-                pod_io=self.cluster.pod_io)
+                random=self.cluster.randomness.for_component(spec.name))
             self.components[spec.name] = spec.build(ctx)
             self.supervisor.add(spec.name, self.components[spec.name])
         self.clock.add_probe(self.busy)

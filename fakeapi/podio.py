@@ -2,8 +2,8 @@
 proxies to a node's kubelet, the server asks of the `NodeStreams` registered for that node.
 
 The core knows no kubelet: a component registers one `NodeStreams` per node it runs with
-`PodIO.register(node, streams)` (the composition root hands every component the cluster's
-`PodIO`), and unregisters it when it stops. Without one, `pods/NAME/log` and `exec` answer
+its client, `client.serve_pod_streams(node, streams)`, and `serve_pod_streams(node, None)`
+when it stops serving the node. Without one, `pods/NAME/log` and `exec` answer
 the clear one-shot errors a real cluster gives while no kubelet runs the pod.
 """
 

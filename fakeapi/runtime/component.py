@@ -17,7 +17,6 @@ from typing import Any, Generic, TypeVar
 
 from fakeapi.client import Client
 from fakeapi.clock import Clock
-from fakeapi.podio import PodIO
 from fakeapi.runtime.informer import Informer, Informers, Obj, object_key
 from fakeapi.runtime.supervisor import Component
 from fakeapi.runtime.workqueue import WorkQueue, process
@@ -37,8 +36,6 @@ class ComponentContext:
     clock: Clock
     random: random.Random
     """A stream of the component's own, reproducible under a seed."""
-    pod_io: PodIO = dataclasses.field(default_factory=PodIO)
-    """Where an emulated kubelet registers the log and exec streams of its node's pods."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

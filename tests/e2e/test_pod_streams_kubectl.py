@@ -49,7 +49,7 @@ async def served(aiohttp_server: Any, tmp_path: Path) -> tuple[Cluster, Path]:
     assert pods is not None
     cluster.registry.create(pods, "default", {"metadata": {"name": "web"}, "spec": {
         "nodeName": "gpu-node", "containers": [{"name": "app", "image": "x"}]}}, ROOT)
-    cluster.pod_io.register("gpu-node", Streams())
+    cluster.component_client("kubelet", node="gpu-node").serve_pod_streams("gpu-node", Streams())
     server = await aiohttp_server(create_app(cluster))
     kubeconfig = tmp_path / "kubeconfig"
     write_kubeconfig(kubeconfig, server=str(server.make_url("")).rstrip("/"), pki=None)

@@ -48,7 +48,7 @@ async def served(aiohttp_client: Any) -> tuple[Cluster, Any, Streams]:
         "nodeName": "n1", "containers": [{"name": "a", "image": "x"},
                                          {"name": "b", "image": "x"}]}}, ROOT)
     streams = Streams()
-    cluster.pod_io.register("n1", streams)
+    cluster.component_client("kubelet", node="n1").serve_pod_streams("n1", streams)
     return cluster, await aiohttp_client(create_app(cluster)), streams
 
 
@@ -76,7 +76,7 @@ async def test_the_log_names_its_container(served: tuple[Cluster, Any, Streams],
 async def test_without_a_kubelet_the_answer_says_so(served: tuple[Cluster, Any, Streams]
                                                     ) -> None:
     cluster, api, _ = served
-    cluster.pod_io.unregister("n1")
+    cluster.component_client("kubelet", node="n1").serve_pod_streams("n1", None)
     resp = await api.get(POD + "/log", params={"container": "a"})
     assert (await resp.json())["message"] == (
         'container "a" in pod "p" is not available: node "n1" is not run by an emulated '
