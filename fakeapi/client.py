@@ -72,6 +72,17 @@ class Client:
         """Discovery: every served kind."""
         return self._registry.kinds.kinds
 
+    def serve_pod_streams(self, node: str, streams: NodeStreams | None) -> None:
+        """Serve the logs and exec of `node`'s pods through `streams` (an emulated
+        kubelet's, see `fakeapi.podio`); None stops serving them."""
+        pod_io = self._registry.env.services.get("pod_io")
+        if not isinstance(pod_io, PodIO):
+            raise ApiError(503, "ServiceUnavailable", "this server has no pod streams")
+        if streams is None:
+            pod_io.unregister(node)
+        else:
+            pod_io.register(node, streams)
+
     def latest_revision(self, resource: str) -> int:
         """The revision of the newest committed change of `resource` (0 if none)."""
         return self._registry.store.log.last_change(self.kind(resource).resource_id)
@@ -157,17 +168,6 @@ class Client:
         result = self._registry.create_subresource(kind, namespace, name, subresource,
                                                    json_copy(body), ctx)
         return await self._done(result)
-
-    def serve_pod_streams(self, node: str, streams: NodeStreams | None) -> None:
-        """Serve the logs and exec of `node`'s pods through `streams` (an emulated
-        kubelet's, see `fakeapi.podio`); None stops serving them."""
-        pod_io = self._registry.env.services.get("pod_io")
-        if not isinstance(pod_io, PodIO):
-            raise ApiError(503, "ServiceUnavailable", "this server has no pod streams")
-        if streams is None:
-            pod_io.unregister(node)
-        else:
-            pod_io.register(node, streams)
 
     async def delete(self, resource: str, name: str, namespace: str = "", *,
                      propagation_policy: str | None = None) -> Obj:
