@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+from controllers.cronjob import CronJobController
+from controllers.daemonset import DaemonSetController
+from controllers.deployment import DeploymentController
 from controllers.devicetainteviction import NAME as TAINT_EVICTION
 from controllers.devicetainteviction import DeviceTaintEvictionController
+from controllers.disruption import DisruptionController
+from controllers.endpoints import EndpointsController
 from controllers.garbage_collector import GarbageCollector
+from controllers.job import JobController
 from controllers.namespace import NamespaceController
+from controllers.replicaset import ReplicaSetController
 from controllers.resourceclaim import ResourceClaimController
 from controllers.resourcepoolstatus import GATE as POOL_STATUS_GATE
 from controllers.resourcepoolstatus import ResourcePoolStatusRequestController
+from controllers.serviceaccount import ServiceAccountController
+from controllers.statefulset import StatefulSetController
 from fakeapi.runtime.component import ComponentSpec
 
 COMPONENTS: tuple[ComponentSpec, ...] = (
@@ -26,5 +35,23 @@ COMPONENTS: tuple[ComponentSpec, ...] = (
     ComponentSpec(name=TAINT_EVICTION, build=DeviceTaintEvictionController,
                   required_gates=("DRADeviceTaints",),
                   help="evicts the users of devices with a NoExecute taint; rule conditions"),
+    ComponentSpec(name="serviceaccount-controller", build=ServiceAccountController,
+                  help="a default ServiceAccount in every namespace"),
+    ComponentSpec(name="deployment-controller", build=DeploymentController,
+                  help="Deployments: ReplicaSets per template, rolling updates, revisions"),
+    ComponentSpec(name="replicaset-controller", build=ReplicaSetController,
+                  help="ReplicaSets: spec.replicas pods of the template"),
+    ComponentSpec(name="statefulset-controller", build=StatefulSetController,
+                  help="StatefulSets: ordered pods with stable names, claims, rolling updates"),
+    ComponentSpec(name="daemonset-controller", build=DaemonSetController,
+                  help="DaemonSets: one pod of the template per eligible node"),
+    ComponentSpec(name="job-controller", build=JobController,
+                  help="Jobs: completions, parallelism, backoffLimit, suspend"),
+    ComponentSpec(name="cronjob-controller", build=CronJobController,
+                  help="CronJobs: a Job per schedule time on the injected clock"),
+    ComponentSpec(name="endpointslice-controller", build=EndpointsController,
+                  help="EndpointSlices and Endpoints of Services with selectors"),
+    ComponentSpec(name="disruption-controller", build=DisruptionController,
+                  help="PodDisruptionBudget status, which evictions honour"),
 )
 """The controllers this package offers (names as kube-controller-manager's --controllers)."""

@@ -1,7 +1,8 @@
 """Authentication: who is asking, as kube-apiserver's authenticator chain decides it.
 
 Order as upstream: the client certificate (x509: CN is the user, O values the groups), then
-a bearer token from `--token-auth-file`, then the fallback identity (anonymous on HTTPS; on
+a bearer token from `--token-auth-file` or a service-account token the cluster issued, then
+the fallback identity (anonymous on HTTPS; on
 plain HTTP the unsecured superuser). A bearer token the file doesn't know is a 401, never
 anonymous. Every authenticated identity also gets the `system:authenticated` group.
 
@@ -162,10 +163,13 @@ class Authenticator:
 
     def __init__(self, *, tokens: Mapping[str, UserInfo] | None = None,
                  certificate: CertificateIdentity | None = None,
-                 fallback: UserInfo = ANONYMOUS) -> None:
+                 fallback: UserInfo = ANONYMOUS,
+                 service_accounts: Callable[[str], UserInfo | None] | None = None) -> None:
         self.tokens = dict(tokens or {})
         self.certificate = certificate
         self.fallback = fallback
+        self.service_accounts = service_accounts
+        """Verifies service-account JWTs (the cluster's token issuer), after static tokens."""
         self._token_users = {token: with_authenticated(user)
                              for token, user in self.tokens.items()}
         self._certificate_users: dict[tuple[str, tuple[str, ...]], UserInfo] = {}
@@ -180,6 +184,8 @@ class Authenticator:
         token = bearer_token(header) if header else None
         if token is not None:
             user = self._token_users.get(token)
+            if user is None and self.service_accounts is not None:
+                user = self.service_accounts(token)
             if user is None:
                 raise unauthorized()
             return user

@@ -168,7 +168,8 @@ async def serve(args: argparse.Namespace) -> int:
     if args.http:
         # plain HTTP: no certificates; without a bearer token everyone is the superuser
         authenticator = authn.Authenticator(tokens=args.token_auth_file,
-                                            fallback=authn.UNSECURED)
+                                            fallback=authn.UNSECURED,
+                                            service_accounts=plane.cluster.tokens.authenticate)
     else:
         from fakeapi.tls import ensure_pki, identity_from_peercert, server_ssl_context
 
@@ -180,7 +181,8 @@ async def serve(args: argparse.Namespace) -> int:
                                           if request.transport else None)
 
         authenticator = authn.Authenticator(tokens=args.token_auth_file,
-                                            certificate=certificate)
+                                            certificate=certificate,
+                                            service_accounts=plane.cluster.tokens.authenticate)
 
     app = create_app(plane.cluster, authenticator=authenticator, checks=plane.health,
                      metrics=plane.metrics_text, routes=plane.routes())
@@ -190,6 +192,7 @@ async def serve(args: argparse.Namespace) -> int:
     await site.start()
     await plane.start()
     port = runner.addresses[0][1]
+    plane.cluster.advertise(args.host, port)
     scheme = "http" if args.http else "https"
     host = f"[{args.host}]" if ":" in args.host else args.host
     url = f"{scheme}://{host}:{port}"

@@ -20,6 +20,7 @@ from fakeapi.decode import json_copy
 from fakeapi.errors import ApiError
 from fakeapi.kinds import Kind
 from fakeapi.log import Event
+from fakeapi.podio import NodeStreams, PodIO
 from fakeapi.rbac import Authorizer
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import Registry, WriteResult, item_object, item_raw
@@ -70,6 +71,17 @@ class Client:
     def resources(self) -> tuple[Kind, ...]:
         """Discovery: every served kind."""
         return self._registry.kinds.kinds
+
+    def serve_pod_streams(self, node: str, streams: NodeStreams | None) -> None:
+        """Serve the logs and exec of `node`'s pods through `streams` (an emulated
+        kubelet's, see `fakeapi.podio`); None stops serving them."""
+        pod_io = self._registry.env.services.get("pod_io")
+        if not isinstance(pod_io, PodIO):
+            raise ApiError(503, "ServiceUnavailable", "this server has no pod streams")
+        if streams is None:
+            pod_io.unregister(node)
+        else:
+            pod_io.register(node, streams)
 
     def latest_revision(self, resource: str) -> int:
         """The revision of the newest committed change of `resource` (0 if none)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from fakeapi import rbac
 from fakeapi.authn import (
@@ -25,13 +26,17 @@ from fakeapi.clock import Clock, RealClock
 from fakeapi.features import FeatureGates
 from fakeapi.kinds import KindTable, served_kinds
 from fakeapi.log import DEFAULT_RETENTION, EventLog
+from fakeapi.podio import PodIO
 from fakeapi.randomness import RandomSource
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import Registry
 from fakeapi.store import Store
+from fakeapi.tokens import TokenIssuer
 from fakeapi.wal import WriteAheadLog
 
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+KUBERNETES_SERVICE_IP = "10.96.0.1"
+"""The `kubernetes` Service's ClusterIP: the first address of the service range."""
 SYSTEM_ACTOR = "system:apiserver"
 SYSTEM_CONTEXT = RequestContext(user=SYSTEM_ACTOR, field_manager="fakeapi")
 """How the cluster itself writes what it seeds (default namespaces, bootstrap RBAC)."""
@@ -66,11 +71,66 @@ class Cluster:
         self.store.replay(records)
         self.randomness = RandomSource(config.seed)
         """Names and UIDs per write; `randomness.for_component(name)` for a component's own."""
+        self.tokens = TokenIssuer.load(
+            config.data_dir / "pki" / "sa.key" if config.data_dir else None,
+            now=self.clock.now, lookup=self._lookup)
+        """Signs and verifies service-account tokens (the server authenticates them)."""
+        self.pod_io = PodIO()
+        """Where emulated kubelets serve their pods' logs and exec (see fakeapi.podio)."""
         self.registry = Registry(store=self.store, kinds=self.kinds, randomness=self.randomness,
-                                 gates=self.gates)
+                                 gates=self.gates,
+                                 services={"tokens": self.tokens, "pod_io": self.pod_io})
         self.authorizer = self.registry.authorizer
         self._seed_namespaces()
         self._seed_rbac()
+        self._seed_kubernetes_service()
+
+    def _lookup(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
+        event = self.store.get(resource, namespace, name)
+        return event.object if event is not None else None
+
+    def _seed_kubernetes_service(self) -> None:
+        """Same as kube-apiserver: the `kubernetes` Service in `default`."""
+        kind = self.kinds.by_id("services")
+        if kind is None or self.store.get("services", "default", "kubernetes") is not None:
+            return
+        self.registry.create(kind, "default", {"metadata": {
+            "name": "kubernetes", "labels": {"component": "apiserver", "provider": "kubernetes"}},
+            "spec": {"clusterIP": KUBERNETES_SERVICE_IP, "ports": [
+                {"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]}},
+            SYSTEM_CONTEXT)
+
+    def advertise(self, host: str, port: int) -> None:
+        """Same as kube-apiserver's endpoint reconciler: the `kubernetes` Service's
+        EndpointSlice and Endpoints name the address clients reach this server at."""
+        address = "127.0.0.1" if host in ("", "0.0.0.0", "localhost") else host
+        labels = {"kubernetes.io/service-name": "kubernetes",
+                  "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io"}
+        objects: dict[str, dict[str, Any]] = {
+            "endpointslices.discovery.k8s.io": {
+                "metadata": {"name": "kubernetes", "labels": labels},
+                "addressType": "IPv6" if ":" in address else "IPv4",
+                "endpoints": [{"addresses": [address], "conditions": {"ready": True}}],
+                "ports": [{"name": "https", "port": port, "protocol": "TCP"}]},
+            "endpoints": {
+                "metadata": {"name": "kubernetes",
+                             "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
+                "subsets": [{"addresses": [{"ip": address}],
+                             "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}]},
+        }
+        for resource, obj in objects.items():
+            kind = self.kinds.by_id(resource)
+            if kind is None:
+                continue
+            current = self.store.get(resource, "default", "kubernetes")
+            if current is None:
+                self.registry.create(kind, "default", obj, SYSTEM_CONTEXT)
+            elif {k: v for k, v in current.object.items() if k not in ("metadata", "kind",
+                                                                        "apiVersion")} != {
+                    k: v for k, v in obj.items() if k != "metadata"}:
+                obj["metadata"]["resourceVersion"] = current.object["metadata"][
+                    "resourceVersion"]
+                self.registry.update(kind, "default", "kubernetes", obj, SYSTEM_CONTEXT)
 
     def _seed_namespaces(self) -> None:
         ns_kind = self.kinds.by_resource("", "v1", "namespaces")

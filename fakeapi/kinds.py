@@ -15,6 +15,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 
 from fakeapi import columns, dropfields, selectors
+from fakeapi import workload_columns as wc
 from fakeapi.columns import TableSpec
 from fakeapi.features import FeatureGates, GateReader
 from fakeapi.selectors import FieldRules
@@ -54,6 +55,17 @@ class Kind:
     """The field labels `fieldSelector` accepts (upstream's field-label conversion)."""
     drop_fields: tuple[dropfields.Rule, ...] = dataclasses.field(default=(), compare=False)
     """Fields dropped while their feature gate is off (upstream dropDisabledFields)."""
+    pointer_fields: tuple[str, ...] = ()
+    """Top-level `spec`/`status` fields that are Go pointers (omitted while unset; every
+    other struct field goes on the wire as `{}` at least)."""
+    custom_schema: str = ""
+    """A custom resource's facts from its CRD as JSON (schema, scale paths; see
+    `fakeapi.crd.custom`), "" for built-in kinds. Compared, so caches keyed by kinds see a
+    changed schema."""
+    posts_to: tuple[str, str] | None = None
+    """A create-only kind whose POST is a subresource of another kind's object named by the
+    body (`namespaces/NS/bindings` binds the pod the Binding names): (resource id,
+    subresource)."""
 
     @property
     def singular(self) -> str:
@@ -91,6 +103,13 @@ RBAC = "rbac.authorization.k8s.io"
 AUTHENTICATION = "authentication.k8s.io"
 AUTHORIZATION = "authorization.k8s.io"
 EMULATOR = "emulator.fakeapi.dev"
+APPS = "apps"
+BATCH = "batch"
+NETWORKING = "networking.k8s.io"
+APIEXTENSIONS = "apiextensions.k8s.io"
+CERTIFICATES = "certificates.k8s.io"
+SCALED = {"status": STATUS, "scale": "ScaleStrategy"}
+"""The subresources of a kind that `kubectl scale` can scale."""
 
 KINDS: tuple[Kind, ...] = (
     _k("", "v1", "Namespace", "namespaces", False, short_names=("ns",),
@@ -102,17 +121,88 @@ KINDS: tuple[Kind, ...] = (
        has_generation=False, strategy="NodeStrategy", columns=columns.NODE,
        field_selectors=selectors.NODE_FIELDS),
     _k("", "v1", "Pod", "pods", True, short_names=("po",), categories=("all",),
-       subresources={"status": STATUS, "binding": "PodBindingStrategy"}, returns_deleted=True,
-       strategy="PodStrategy", columns=columns.POD, field_selectors=selectors.POD_FIELDS,
-       drop_fields=dropfields.POD),
+       subresources={"status": STATUS, "binding": "PodBindingStrategy",
+                     "eviction": "EvictionStrategy", "log": "PodLogStrategy",
+                     "exec": "PodExecStrategy", "attach": "PodAttachStrategy",
+                     "portforward": "PodPortForwardStrategy",
+                     "ephemeralcontainers": "EphemeralContainersStrategy"},
+       returns_deleted=True, strategy="PodStrategy", columns=columns.POD,
+       field_selectors=selectors.POD_FIELDS, drop_fields=dropfields.POD),
+    _k("", "v1", "Binding", "bindings", True, verbs=("create",), has_generation=False,
+       posts_to=("pods", "binding")),
     _k("", "v1", "Event", "events", True, short_names=("ev",), has_generation=False,
        columns=columns.EVENT, field_selectors=selectors.EVENT_FIELDS),
     _k("", "v1", "ServiceAccount", "serviceaccounts", True, short_names=("sa",),
+       subresources={"token": "TokenRequestStrategy"},
        has_generation=False, returns_deleted=True, columns=columns.SERVICE_ACCOUNT),
+    _k("", "v1", "Secret", "secrets", True, has_generation=False, columns=wc.SECRET,
+       strategy="SecretStrategy", field_selectors=selectors.SECRET_FIELDS),
+    _k("", "v1", "Service", "services", True, short_names=("svc",), categories=("all",),
+       subresources={"status": STATUS}, has_generation=False, strategy="ServiceStrategy",
+       columns=wc.SERVICE, field_selectors=selectors.SERVICE_FIELDS),
+    _k("", "v1", "Endpoints", "endpoints", True, short_names=("ep",), has_generation=False,
+       columns=wc.ENDPOINTS),
+    _k("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", True, short_names=("pvc",),
+       subresources={"status": STATUS}, has_generation=False,
+       columns=wc.PERSISTENT_VOLUME_CLAIM),
+    _k("", "v1", "PersistentVolume", "persistentvolumes", False, short_names=("pv",),
+       subresources={"status": STATUS}, has_generation=False, columns=wc.PERSISTENT_VOLUME,
+       field_selectors=selectors.CLUSTER_FIELDS),
+    _k("", "v1", "ReplicationController", "replicationcontrollers", True, short_names=("rc",),
+       categories=("all",), subresources=SCALED, columns=wc.REPLICATION_CONTROLLER),
+    _k("", "v1", "PodTemplate", "podtemplates", True, has_generation=False,
+       columns=wc.POD_TEMPLATE),
+    _k("", "v1", "ResourceQuota", "resourcequotas", True, short_names=("quota",),
+       subresources={"status": STATUS}, has_generation=False, columns=wc.RESOURCE_QUOTA),
+    _k("", "v1", "LimitRange", "limitranges", True, short_names=("limits",),
+       has_generation=False, columns=wc.LIMIT_RANGE),
     _k("", "v1", "ConfigMap", "configmaps", True, short_names=("cm",), has_generation=False,
        columns=columns.CONFIG_MAP),
     _k("coordination.k8s.io", "v1", "Lease", "leases", True, has_generation=False,
        columns=columns.LEASE),
+    _k(APPS, "v1", "Deployment", "deployments", True, short_names=("deploy",),
+       categories=("all",), subresources=SCALED,
+       strategy="PodControllerStrategy", columns=wc.DEPLOYMENT),
+    _k(APPS, "v1", "ReplicaSet", "replicasets", True, short_names=("rs",), categories=("all",),
+       subresources=SCALED, strategy="PodControllerStrategy", columns=wc.REPLICA_SET,
+       field_selectors=selectors.REPLICA_SET_FIELDS),
+    _k(APPS, "v1", "StatefulSet", "statefulsets", True, short_names=("sts",),
+       categories=("all",), subresources=SCALED,
+       strategy="PodControllerStrategy", columns=wc.STATEFUL_SET),
+    _k(APPS, "v1", "DaemonSet", "daemonsets", True, short_names=("ds",), categories=("all",),
+       subresources={"status": STATUS},
+       strategy="PodControllerStrategy", columns=wc.DAEMON_SET),
+    _k(APPS, "v1", "ControllerRevision", "controllerrevisions", True, has_generation=False,
+       columns=wc.CONTROLLER_REVISION),
+    _k(BATCH, "v1", "Job", "jobs", True, categories=("all",), subresources={"status": STATUS},
+       strategy="JobStrategy", columns=wc.JOB, field_selectors=selectors.JOB_FIELDS),
+    _k(BATCH, "v1", "CronJob", "cronjobs", True, short_names=("cj",), categories=("all",),
+       subresources={"status": STATUS}, columns=wc.CRON_JOB),
+    _k("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", True,
+       short_names=("hpa",), categories=("all",), subresources={"status": STATUS},
+       columns=wc.HORIZONTAL_POD_AUTOSCALER),
+    _k("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", True,
+       short_names=("pdb",), subresources={"status": STATUS},
+       columns=wc.POD_DISRUPTION_BUDGET),
+    _k("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", True,
+       has_generation=False, columns=wc.ENDPOINT_SLICE),
+    _k(NETWORKING, "v1", "Ingress", "ingresses", True, short_names=("ing",),
+       subresources={"status": STATUS}, columns=wc.INGRESS),
+    _k(NETWORKING, "v1", "IngressClass", "ingressclasses", False, columns=wc.INGRESS_CLASS),
+    _k(NETWORKING, "v1", "NetworkPolicy", "networkpolicies", True, short_names=("netpol",),
+       columns=wc.NETWORK_POLICY),
+    # its shortName "ev" is the core Event's here (kubectl resolves "ev" to core/v1 anyway)
+    _k("events.k8s.io", "v1", "Event", "events", True, has_generation=False,
+       columns=wc.EVENTS_V1),
+    _k(APIEXTENSIONS, "v1", "CustomResourceDefinition", "customresourcedefinitions", False,
+       short_names=("crd", "crds"), categories=("api-extensions",),
+       subresources={"status": STATUS}, strategy="CustomResourceDefinitionStrategy",
+       columns=wc.CUSTOM_RESOURCE_DEFINITION),
+    _k(CERTIFICATES, "v1", "CertificateSigningRequest", "certificatesigningrequests", False,
+       short_names=("csr",),
+       subresources={"status": STATUS, "approval": "CertificateApprovalStrategy"},
+       has_generation=True, strategy="CertificateSigningRequestStrategy",
+       columns=wc.CERTIFICATE_SIGNING_REQUEST, field_selectors=selectors.CSR_FIELDS),
     _k(RESOURCE, "v1", "DeviceClass", "deviceclasses", False, returns_deleted=True,
        strategy="DeviceClassStrategy", columns=columns.DEVICE_CLASS,
        drop_fields=dropfields.DEVICE_CLASS),
@@ -132,7 +222,7 @@ KINDS: tuple[Kind, ...] = (
        columns=columns.DEVICE_TAINT_RULE),
     _k(RESOURCE, "v1alpha3", "ResourcePoolStatusRequest", "resourcepoolstatusrequests", False,
        subresources={"status": "ResourcePoolStatusRequestStatusStrategy"},
-       feature_gate="DRAResourcePoolStatus", returns_deleted=True,
+       feature_gate="DRAResourcePoolStatus", returns_deleted=True, pointer_fields=("status",),
        strategy="ResourcePoolStatusRequestStrategy",
        columns=columns.RESOURCE_POOL_STATUS_REQUEST,
        drop_fields=dropfields.RESOURCE_POOL_STATUS_REQUEST),
@@ -162,6 +252,7 @@ KINDS: tuple[Kind, ...] = (
     *(_k(group, "v1", kind, kind.lower() + "s", namespaced, verbs=("create",),
          has_generation=False) for group, kind, namespaced in (
         (AUTHENTICATION, "SelfSubjectReview", False),
+        (AUTHENTICATION, "TokenReview", False),
         (AUTHORIZATION, "LocalSubjectAccessReview", True),
         (AUTHORIZATION, "SelfSubjectAccessReview", False),
         (AUTHORIZATION, "SelfSubjectRulesReview", False),
@@ -173,10 +264,21 @@ class KindTable:
     """Lookups over the served kinds (those whose feature gate is on)."""
 
     def __init__(self, kinds: Iterable[Kind]) -> None:
-        self.kinds = tuple(kinds)
+        self._index(tuple(kinds))
+
+    def _index(self, kinds: tuple[Kind, ...]) -> None:
+        self.kinds = kinds
         self._by_resource = {(k.group, k.version, k.plural): k for k in self.kinds}
         self._by_gvk = {(k.group, k.version, k.kind): k for k in self.kinds}
         self._by_id = {k.resource_id: k for k in self.kinds}
+
+    def replace_custom(self, crd_name: str, kinds: Iterable[Kind]) -> None:
+        """Serve the kinds of one CRD (`plural.group`) instead of the ones it served before
+        (none: the CRD is gone). Built-in rows are never replaced."""
+        builtin = {k.group_version + (k.plural,) for k in self.kinds if not k.custom_schema}
+        new = [k for k in kinds if k.group_version + (k.plural,) not in builtin]
+        kept = [k for k in self.kinds if not (k.custom_schema and k.resource_id == crd_name)]
+        self._index((*kept, *new))
 
     def by_resource(self, group: str, version: str, plural: str) -> Kind | None:
         """The kind served at /apis/group/version/plural."""

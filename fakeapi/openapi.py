@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from fakeapi import KUBERNETES_VERSION
+from fakeapi import KUBERNETES_VERSION, crd
 from fakeapi.discovery import group_versions, subresource
 from fakeapi.kinds import Kind, KindTable
 from fakeapi.schemas import REF_PREFIX, Schemas, get_schemas
@@ -62,15 +62,17 @@ def _single_type(t: Any) -> Any:
     return t
 
 
-def convert_schema(node: Any) -> Any:
-    """One schema node in OpenAPI 3.0 form.
+def convert_schema(node: Any, ref_prefix: str = COMPONENTS_PREFIX, *,
+                   wrap_refs: bool = True) -> Any:
+    """One schema node in OpenAPI 3.0 form (or Swagger 2.0's, with `#/definitions/` refs
+    kept beside their siblings: `wrap_refs=False`).
 
-    `#/$defs/X` becomes `#/components/schemas/X`; nullable type lists become their one
-    non-null type; a `$ref` with sibling keys is wrapped in `allOf` (3.0 ignores siblings of
-    `$ref`, and upstream wraps the same way). Extensions (`x-kubernetes-*`) are kept.
+    `#/$defs/X` becomes `<ref_prefix>X`; nullable type lists become their one non-null type;
+    in 3.0 a `$ref` with sibling keys is wrapped in `allOf` (3.0 ignores siblings of `$ref`,
+    and upstream wraps the same way). Extensions (`x-kubernetes-*`) are kept.
     """
     if isinstance(node, list):
-        return [convert_schema(x) for x in node]
+        return [convert_schema(x, ref_prefix, wrap_refs=wrap_refs) for x in node]
     if not isinstance(node, dict):
         return node
     out: JSON = {}
@@ -80,17 +82,18 @@ def convert_schema(node: Any) -> Any:
         if key == "type":
             out[key] = _single_type(value)
         elif key in ("properties", "patternProperties"):
-            out[key] = {name: convert_schema(s) for name, s in value.items()}
+            out[key] = {name: convert_schema(s, ref_prefix, wrap_refs=wrap_refs)
+                        for name, s in value.items()}
         elif key.startswith("x-kubernetes-") or key in ("enum", "required", "default"):
             out[key] = value
         else:
-            out[key] = convert_schema(value)
+            out[key] = convert_schema(value, ref_prefix, wrap_refs=wrap_refs)
     ref = node.get("$ref")
     if ref is not None:
-        target = {"$ref": COMPONENTS_PREFIX + ref.removeprefix(REF_PREFIX)}
+        target = {"$ref": ref_prefix + ref.removeprefix(REF_PREFIX)}
         if not out:
             return target
-        out = {"allOf": [target], **out}
+        out = {"allOf": [target], **out} if wrap_refs else {**target, **out}
     return out
 
 
@@ -121,7 +124,10 @@ def _refs(node: Any) -> Iterator[str]:
         if isinstance(ref, str):
             yield ref.removeprefix(REF_PREFIX)
         for key, value in node.items():
-            if not key.startswith("x-kubernetes-"):
+            if key == "properties":  # field names, even `x-kubernetes-validations` (CRDs)
+                for sub in value.values():
+                    yield from _refs(sub)
+            elif not key.startswith("x-kubernetes-"):
                 yield from _refs(value)
     elif isinstance(node, list):
         for x in node:
@@ -301,14 +307,35 @@ def _method_ops(ctx: _OpContext, verbs: Iterable[str], suffix: str, what: str) -
     return ops
 
 
+def _connect_ops(ctx: _OpContext, sub_name: str, options_kind: str,
+                 verbs: Iterable[str]) -> JSON:
+    """GET/POST of a streamed subresource (`pods/{name}/exec`): a string response, as
+    upstream's connect operations."""
+    suffix = sub_name[:1].upper() + sub_name[1:]
+    ops: JSON = {}
+    for verb, method in (("get", "get"), ("create", "post")):
+        if verb not in verbs:
+            continue
+        op: JSON = {"description": f"connect {method.upper()} requests to {sub_name} of the "
+                    f"specified {ctx.op_stem}",
+                    "operationId": f"connect{method.capitalize()}{ctx.op_stem}{suffix}",
+                    "responses": {"200": {"content": {"*/*": {"schema": {"type": "string"}}},
+                                          "description": "OK"},
+                                  "401": {"description": "Unauthorized"}},
+                    "tags": [_tag(ctx.group, ctx.version)], "x-kubernetes-action": "connect",
+                    "x-kubernetes-group-version-kind": {"group": "", "kind": options_kind,
+                                                        "version": "v1"}}
+        ops[method] = op
+    return ops
+
+
 def _sorted(params: list[JSON]) -> list[JSON]:
     return sorted(params, key=lambda p: p["name"])
 
 
 def _kind_paths(schemas: Schemas, kind: Kind) -> dict[str, JSON]:
     """Every REST path of one kind: collection, item, subresources, all-namespaces and watch."""
-    name = schemas.name_for_gvk(kind.group, kind.version, kind.kind)
-    list_name = schemas.name_for_gvk(kind.group, kind.version, kind.kind + "List")
+    name, list_name = definition_names(schemas, kind)
     if name is None:
         return {}
     prefix = f"/apis/{kind.group}/{kind.version}" if kind.group else f"/api/{kind.version}"
@@ -352,8 +379,13 @@ def _kind_paths(schemas: Schemas, kind: Kind) -> dict[str, JSON]:
     for sub_name in sorted(kind.subresources):
         sub = subresource(sub_name)
         sg, sv, sk = sub.response_gvk(kind)
-        body = schemas.name_for_gvk(sg, sv, sk)
+        body = name if (sg, sv, sk) == kind.group_version + (kind.kind,) else (
+            schemas.name_for_gvk(sg, sv, sk))
         if body is None:
+            if sk.endswith("Options"):  # exec, attach, portforward: upstream's connecters
+                paths[f"{prefix}{ns}/{kind.plural}/{{name}}/{sub_name}"] = {
+                    **_connect_ops(ctx, sub_name, sk, sub.verbs),
+                    "parameters": _sorted([name_param, *scope_params])}
             continue
         sub_ctx = dataclasses.replace(ctx, gvk={"group": sg, "kind": sk, "version": sv},
                                       body=body)
@@ -396,6 +428,30 @@ def _kind_paths(schemas: Schemas, kind: Kind) -> dict[str, JSON]:
     return paths
 
 
+def definition_names(schemas: Schemas, kind: Kind) -> tuple[str | None, str | None]:
+    """The definition names of a kind and its list: the 1.37 schemas' for built-in kinds,
+    upstream's reversed-group names (`com.example.v1.Widget`) for custom resources."""
+    if kind.custom_schema:
+        stem = ".".join(reversed(kind.group.split("."))) + f".{kind.version}.{kind.kind}"
+        return stem, stem + "List"
+    return (schemas.name_for_gvk(kind.group, kind.version, kind.kind),
+            schemas.name_for_gvk(kind.group, kind.version, kind.kind + "List"))
+
+
+def custom_definitions(kind: Kind) -> dict[str, JSON]:
+    """A custom resource's object and list definitions (JSON-schema `$defs` form)."""
+    name, list_name = definition_names(get_schemas(), kind)
+    assert name is not None and list_name is not None
+    gvk = {"group": kind.group, "version": kind.version, "kind": kind.kind + "List"}
+    return {name: crd.wire_schema(kind), list_name: {
+        "description": f"{kind.kind}List is a list of {kind.kind}", "type": "object",
+        "required": ["items"], "x-kubernetes-group-version-kind": [gvk],
+        "properties": {
+            "apiVersion": {"type": "string"}, "kind": {"type": "string"},
+            "items": {"type": "array", "items": {"$ref": REF_PREFIX + name}},
+            "metadata": {"$ref": REF_PREFIX + META + "ListMeta"}}}}
+
+
 def _component_roots(schemas: Schemas, kinds: Iterable[Kind]) -> list[str]:
     roots = [DELETE_OPTIONS, PATCH, STATUS, WATCH_EVENT, API_RESOURCE_LIST]
     for k in kinds:
@@ -421,15 +477,19 @@ def build_document(kinds: Iterable[Kind], group: str, version: str) -> JSON:
             "tags": [_tag(group, version)],
         }},
     }
+    custom: dict[str, JSON] = {}
     for k in kinds:
         paths.update(_kind_paths(schemas, k))
+        if k.custom_schema:
+            custom.update(custom_definitions(k))
     return {
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": KUBERNETES_VERSION},
         "paths": dict(sorted(paths.items())),
         "components": {"schemas": {
-            name: component(name) for name in schema_closure(_component_roots(schemas, kinds),
-                                                             schemas)
+            **{name: component(name) for name in schema_closure(
+                [*_component_roots(schemas, kinds), *_refs(custom)], schemas)},
+            **{name: convert_schema(definition) for name, definition in custom.items()}
         }},
     }
 

@@ -13,9 +13,10 @@ from typing import Any
 
 from fakeapi.authn import UserInfo
 from fakeapi.decode import check_type_meta, object_member, require_object
-from fakeapi.errors import Cause, bad_request, field_invalid, invalid
+from fakeapi.errors import ApiError, Cause, bad_request, field_invalid, invalid
 from fakeapi.kinds import Kind
 from fakeapi.rbac import Attributes, Authorizer, Rule
+from fakeapi.tokens import API_AUDIENCES
 
 Obj = dict[str, Any]
 AUTHORIZATION = "authorization.k8s.io"
@@ -158,3 +159,27 @@ def review(kind: Kind, body: Any, user: UserInfo, authorizer: Authorizer,
     """Answer one review POST (400 when the body isn't an object)."""
     check_type_meta(require_object(body, kind), kind)
     return HANDLERS[kind.resource_id](kind, body, user, authorizer, namespace)
+
+
+TOKEN_REVIEWS = f"tokenreviews.{AUTHENTICATION}"
+
+
+def token_review(kind: Kind, body: Any, authenticate: Callable[..., UserInfo | None]) -> Obj:
+    """Same as upstream's TokenReview: whether a token authenticates, and as whom (for a
+    webhook-authenticating driver or operator); `spec.audiences` narrows the audiences."""
+    check_type_meta(require_object(body, kind), kind)
+    spec = body.get("spec") or {}
+    token = spec.get("token")
+    if not isinstance(token, str) or not token:
+        raise ApiError(422, "Invalid", 'TokenReview.authentication.k8s.io "" is invalid: '
+                       "spec.token: Required value", kind="TokenReview", group=AUTHENTICATION,
+                       causes=[Cause("spec.token", "Required value", "FieldValueRequired")])
+    audiences = spec.get("audiences") or None
+    user = authenticate(token, tuple(audiences)) if audiences else authenticate(token)
+    status: Obj = {"authenticated": user is not None, "user": {}}
+    if user is not None:
+        status["user"] = user.to_wire()
+        status["audiences"] = list(audiences or API_AUDIENCES)
+    else:
+        status["error"] = "[invalid bearer token, service account token is not valid]"
+    return _respond(kind, body, status)

@@ -491,6 +491,34 @@ FAULT_FIELDS = FieldRules(
 """The emulator's faults select by node."""
 
 
+
+def _int_getter(dotted: str) -> FieldGetter:
+    """A getter for an int32 field upstream formats with strconv (absent is "0")."""
+    get = _path_getter(dotted)
+    return lambda obj: get(obj) or "0"
+
+
+def _group_reject(group_version: str, kind: str) -> Callable[[str], str]:
+    return lambda label: f"field label not supported for {group_version}, Kind={kind}: {label}"
+
+
+SECRET_FIELDS = FieldRules(
+    getters={**_meta(True), "type": _path_getter("type")}, aliases={}, reject=_core_reject)
+SERVICE_FIELDS = FieldRules(
+    getters={**_meta(True), "spec.clusterIP": _path_getter("spec.clusterIP"),
+             "spec.type": _path_getter("spec.type")}, aliases={}, reject=_core_reject)
+REPLICA_SET_FIELDS = FieldRules(
+    getters={**_meta(True), "status.replicas": _int_getter("status.replicas")}, aliases={},
+    reject=_group_reject("apps/v1", "ReplicaSet"))
+JOB_FIELDS = FieldRules(
+    getters={**_meta(True), "status.successful": _int_getter("status.succeeded")}, aliases={},
+    reject=_group_reject("batch/v1", "Job"))
+CSR_FIELDS = FieldRules(
+    getters={**_meta(False), "spec.signerName": _path_getter("spec.signerName")}, aliases={},
+    reject=_group_reject("certificates.k8s.io/v1", "CertificateSigningRequest"))
+CLUSTER_FIELDS = FieldRules(getters=_meta(False), aliases={}, reject=_core_reject)
+"""Core cluster-scoped kinds without field labels of their own (PersistentVolume)."""
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class FieldRequirement:
     """One `field=value` or `field!=value` term of a field selector."""

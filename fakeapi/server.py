@@ -24,6 +24,8 @@ from fakeapi import (
     authz,
     discovery,
     openapi,
+    openapi_v2,
+    podstreams,
     protobuf,
     reviews,
     selectors,
@@ -186,8 +188,11 @@ class Api:
         target = self.resolve(parts)
         if target is None:
             raise not_found_path()
-        if target.kind.resource_id in reviews.HANDLERS:
+        if target.kind.resource_id in reviews.HANDLERS or (
+                target.kind.resource_id == reviews.TOKEN_REVIEWS):
             return await self.review(request, target)
+        if target.kind.posts_to is not None:
+            return await self.post_to(request, target)
         method = request.method
         if not target.name:
             if method == "GET":
@@ -201,6 +206,10 @@ class Api:
             raise method_not_allowed()
         if target.kind.namespaced and target.namespace is None:
             raise not_found_path()
+        if target.subresource in podstreams.STREAMED:
+            return await podstreams.serve(request, self.registry, self.cluster.pod_io, target.kind,
+                                          target.namespace or "", target.name,
+                                          target.subresource)
         if method == "GET":
             return self.get(request, target)
         if method == "PUT":
@@ -241,8 +250,11 @@ class Api:
     # ----- reads -------------------------------------------------------------------------
 
     def get(self, request: web.Request, t: Target) -> web.Response:
-        """GET an object (or its status)."""
+        """GET an object (or its status, or a view such as its scale)."""
         event = self.registry.get(t.kind, t.namespace or "", t.name)
+        view = self.registry.view(t.kind, t.subresource) if t.subresource else None
+        if view is not None:
+            return _json(view.view(event.object))
         table = tables.wants_table(request.headers.get("Accept", ""))
         if table:
             return _json(self._table(request, t.kind, [event.object], None))
@@ -449,8 +461,36 @@ class Api:
         body = await self._body(request)
         value = body[0] if isinstance(body, tuple) else None
         user = request.get(USER, authn.ANONYMOUS)
+        if t.kind.resource_id == reviews.TOKEN_REVIEWS:
+            return _json(reviews.token_review(t.kind, value, self.cluster.tokens.authenticate),
+                         201)
         return _json(reviews.review(t.kind, value, user, self.cluster.authorizer,
                                     t.namespace or ""), 201)
+
+    async def post_to(self, request: web.Request, t: Target) -> web.Response:
+        """POST a kind that is another object's subresource (`namespaces/NS/bindings`: the
+        pod the Binding names is bound), as the kind's row says."""
+        if request.method != "POST" or t.name or t.kind.posts_to is None:
+            raise method_not_allowed()
+        resource, subresource = t.kind.posts_to
+        target = self.kinds.by_id(resource)
+        if target is None:
+            raise not_found_path()
+        ctx = self.context(request, "CreateOptions")
+        body = await self._body(request)
+        value = body[0] if isinstance(body, tuple) else None
+        if not isinstance(value, dict):
+            raise bad_request(f"{t.kind.kind} must be an object")
+        name = (value.get("metadata") or {}).get("name") or ""
+        if not name:
+            raise invalid_error(t.kind.kind, "", "", [Cause("metadata.name",
+                                                            "Required value: name is required",
+                                                            "FieldValueRequired")])
+        result = self.registry.create_subresource(target, t.namespace or "", name, subresource,
+                                                  value, ctx)
+        await self._durable(result)
+        return _json({"kind": "Status", "apiVersion": "v1", "metadata": {},
+                      "status": "Success", "code": 201}, 201)
 
     async def create_subresource(self, request: web.Request, t: Target) -> web.Response:
         """POST to a subresource that takes a body of its own (`pods/NAME/binding`), as the
@@ -461,7 +501,9 @@ class Api:
         result = self.registry.create_subresource(t.kind, t.namespace or "", t.name,
                                                   t.subresource, {} if value is None else value,
                                                   ctx)
-        await self._durable(result)
+        await self.cluster.log.durable()
+        if result.event is None and result.type:  # an action's answer (eviction, token)
+            return _json(result.object, 201 if result.created else 200)
         return _json({"kind": "Status", "apiVersion": "v1", "metadata": {},
                       "status": "Success", "code": 201}, 201)
 
@@ -645,6 +687,20 @@ def openapi_handlers(cluster: Cluster) -> tuple[Callable[..., Any], Callable[...
 Route = tuple[str, str, Callable[[web.Request], Awaitable[web.StreamResponse]]]
 """An extra (method, path, handler) route outside /api and /apis, e.g. a component's
 read-only report; it is authenticated and authorized like every other path."""
+def openapi_v2_handler(cluster: Cluster) -> Callable[..., Any]:
+    """`/openapi/v2`: protobuf when asked for (kubectl), else JSON; ETag'd like upstream."""
+
+    async def document(request: web.Request) -> web.Response:
+        protobuf = openapi_v2.wants_protobuf(request.headers.get("Accept"))
+        body = openapi_v2.rendered(cluster.kinds.kinds, protobuf)
+        etag = '"' + openapi.content_hash(body)[:32] + '"'
+        headers = {"Etag": etag, "Vary": "Accept", "Cache-Control": "no-cache, private",
+                   "Content-Type": openapi_v2.PROTOBUF_TYPES[1] if protobuf else JSON_TYPE}
+        if request.headers.get("If-None-Match") == etag:
+            return web.Response(status=304, headers=headers)
+        return web.Response(body=body, headers=headers)
+
+    return document
 
 
 def create_app(cluster: Cluster, *, authenticator: authn.Authenticator | None = None,
@@ -657,7 +713,8 @@ def create_app(cluster: Cluster, *, authenticator: authn.Authenticator | None = 
     `metrics` and `routes` add readiness checks, metric lines and non-resource paths from
     outside the core (the composition root reports its components through them).
     """
-    auth = authenticator or authn.Authenticator(fallback=authn.UNSECURED)
+    auth = authenticator or authn.Authenticator(fallback=authn.UNSECURED,
+                                                service_accounts=cluster.tokens.authenticate)
 
     @web.middleware
     async def guard(request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
@@ -688,6 +745,7 @@ def create_app(cluster: Cluster, *, authenticator: authn.Authenticator | None = 
     api = Api(cluster)
     index, document = openapi_handlers(cluster)
     app.router.add_get("/version", version)
+    app.router.add_get("/version/", version)  # same as upstream (kr8s and VersionApi ask so)
     app.router.add_get("/metrics", metrics_handler(metrics))
     live, ready = health_handlers(checks)
     for path, handler in (("/livez", live), ("/healthz", ready), ("/readyz", ready)):
@@ -695,6 +753,7 @@ def create_app(cluster: Cluster, *, authenticator: authn.Authenticator | None = 
         app.router.add_get(path + "/{check}", handler)
     for method, path, handler in routes:
         app.router.add_route(method, path, handler)
+    app.router.add_get("/openapi/v2", openapi_v2_handler(cluster))
     app.router.add_get("/openapi/v3", index)
     app.router.add_get("/openapi/v3/{path:.*}", document)
     # the router tries the routes of a prefix in order: the common one first

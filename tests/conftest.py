@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -201,3 +202,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
 def kubectl(kubectl_binary: str, server: ServerProcess) -> Kubectl:
     """The real kubectl v1.37 talking to the session server."""
     return Kubectl(kubectl_binary, server.kubeconfig)
+
+
+@pytest.fixture
+def fresh_namespace(kubectl: Kubectl) -> Iterator[str]:
+    """A namespace of its own for one test on the session server, deleted afterwards."""
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    kubectl("create", "namespace", name)
+    yield name
+    kubectl("delete", "namespace", name, "--wait=false")

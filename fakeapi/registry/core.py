@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fakeapi.clock import rfc3339
-from fakeapi.errors import Cause, bad_request, conflict, field_required
+from fakeapi.errors import Cause, bad_request, conflict, field_required, forbidden
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.strategy import CreateSubresourceStrategy, Obj, StatusStrategy, Strategy
 
@@ -67,12 +69,36 @@ class NodeStrategy(Strategy):
 
 
 class PodStrategy(Strategy):
-    """Pods start Pending; containers are required."""
+    """Pods start Pending, with what upstream's admission plugins add; containers are
+    required."""
 
     def prepare_for_create(self, obj: Obj, ctx: RequestContext) -> None:
-        """Same as upstream: status reset to phase Pending with a QoS class."""
-        obj["status"] = {"phase": "Pending", "qosClass": _qos_class(obj.get("spec") or {})}
-        obj.setdefault("spec", {}).setdefault("schedulerName", "default-scheduler")
+        """Same as upstream: status reset to phase Pending with a QoS class, then the
+        ServiceAccount, Priority and DefaultTolerationSeconds admission defaults."""
+        spec = obj.setdefault("spec", {})
+        obj["status"] = {"phase": "Pending", "qosClass": _qos_class(spec)}
+        spec.setdefault("schedulerName", "default-scheduler")
+        account = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
+        spec["serviceAccountName"] = spec["serviceAccount"] = account
+        self._admit_priority(obj["metadata"].get("name", ""), spec)
+        spec["tolerations"] = default_tolerations(spec.get("tolerations"))
+
+    def _admit_priority(self, name: str, spec: Obj) -> None:
+        """Same as upstream's Priority admission: the class's value and preemption policy
+        (403 for a class that doesn't exist); no class means priority 0."""
+        class_name = spec.get("priorityClassName")
+        value, policy = 0, "PreemptLowerPriority"
+        if class_name:
+            found = self.env.lookup(PRIORITY_CLASSES, "", class_name)
+            if found is None and class_name in SYSTEM_PRIORITIES:
+                found = {"value": SYSTEM_PRIORITIES[class_name]}
+            if found is None:
+                raise forbidden(f'pods "{name}" is forbidden: no PriorityClass with name '
+                                f"{class_name} was found", name=name, kind="pods")
+            value = int(found.get("value") or 0)
+            policy = found.get("preemptionPolicy") or policy
+        spec["priority"] = value
+        spec.setdefault("preemptionPolicy", policy)
 
     def validate(self, obj: Obj, ctx: RequestContext) -> list[Cause]:
         """The minimal structural pod rules: at least one named container with an image."""
@@ -135,6 +161,28 @@ class PodBindingStrategy(CreateSubresourceStrategy):
             return assign_pod(current, body, rfc3339(self.env.now()))
         except ValueError as e:
             raise conflict("pods/binding", "", name, str(e)) from None
+
+
+PRIORITY_CLASSES = "priorityclasses.scheduling.k8s.io"
+SYSTEM_PRIORITIES = {"system-node-critical": 2000001000, "system-cluster-critical": 2000000000}
+"""Upstream's built-in priority classes."""
+DEFAULT_TOLERATION_SECONDS = 300
+NOT_READY = "node.kubernetes.io/not-ready"
+UNREACHABLE = "node.kubernetes.io/unreachable"
+
+
+def default_tolerations(tolerations: Any) -> list[Obj]:
+    """Same as upstream's DefaultTolerationSeconds admission: tolerate NotReady and
+    Unreachable nodes for 300 s unless the pod already tolerates them (NoExecute or any
+    effect)."""
+    found = [t for t in tolerations or [] if isinstance(t, dict)]
+    for key in (NOT_READY, UNREACHABLE):
+        if not any(t.get("effect") in ("", None, "NoExecute")
+                   and (t.get("key") == key or t.get("operator") == "Exists" and not t.get("key"))
+                   for t in found):
+            found.append({"key": key, "operator": "Exists", "effect": "NoExecute",
+                          "tolerationSeconds": DEFAULT_TOLERATION_SECONDS})
+    return found
 
 
 def _qos_class(spec: Obj) -> str:

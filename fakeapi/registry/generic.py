@@ -12,13 +12,13 @@ import base64
 import binascii
 import builtins
 import datetime
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
 
 from fakeapi import apply as ssa
-from fakeapi import names, structural
+from fakeapi import crd, names, structural
 from fakeapi.clock import rfc3339
 from fakeapi.decode import check_type_meta, decode_body, json_copy, require_object
 from fakeapi.dropfields import drop_disabled_fields
@@ -34,6 +34,7 @@ from fakeapi.errors import (
     invalid,
     method_not_allowed,
     not_found,
+    unsupported_media_type,
 )
 from fakeapi.features import FeatureGates
 from fakeapi.kinds import Kind, KindTable
@@ -47,14 +48,22 @@ from fakeapi.registry.strategies import (
     strategy_for,
     subresource_strategies_for,
 )
-from fakeapi.registry.strategy import CreateSubresourceStrategy, StatusStrategy, StrategyEnv
-from fakeapi.schemas import get_schemas
+from fakeapi.registry.strategy import (
+    ActionStrategy,
+    ConnectStrategy,
+    CreateSubresourceStrategy,
+    StatusStrategy,
+    StrategyEnv,
+    ViewStrategy,
+)
+from fakeapi.schemas import get_schemas, types_of
 from fakeapi.store import Store
 from fakeapi.validation.defaults import decode_defaults
 from fakeapi.validation.field import not_supported
 
 Obj = dict[str, Any]
 APPLY_PATCH = "application/apply-patch+yaml"
+STRATEGIC_PATCH = "application/strategic-merge-patch+json"
 SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
                "generation", "resourceVersion")
 CONTINUE_EXPIRED = (
@@ -72,7 +81,7 @@ class WriteResult:
     changed nothing.
     """
 
-    __slots__ = ("event", "object", "created", "warnings", "type")
+    __slots__ = ("event", "object", "created", "warnings", "type", "body")
 
     def __init__(self, *, event: Event | None, object: Obj, created: bool = False,
                  warnings: list[str] | None = None, type: str = "") -> None:
@@ -81,10 +90,14 @@ class WriteResult:
         self.created = created
         self.warnings = warnings or []
         self.type = type
+        self.body: bytes | None = None
+        """What to answer instead of the object (a subresource's view), when set."""
 
     @property
     def raw(self) -> bytes:
-        """The object's JSON, as stored."""
+        """The answer's JSON: the view when set, else the object as stored."""
+        if self.body is not None:
+            return self.body
         return self.event.raw if self.event is not None else orjson.dumps(self.object)
 
 
@@ -115,8 +128,8 @@ class Registry:
     need one)."""
 
     def __init__(self, *, store: Store, kinds: KindTable, randomness: RandomSource | None = None,
-                 gates: FeatureGates | None = None,
-                 authorizer: Authorizer | None = None) -> None:
+                 gates: FeatureGates | None = None, authorizer: Authorizer | None = None,
+                 services: Mapping[str, Any] | None = None) -> None:
         self.store = store
         self.kinds = kinds
         self.randomness = randomness or RandomSource()
@@ -124,10 +137,55 @@ class Registry:
         self.schemas = get_schemas()
         self.authorizer = authorizer or Authorizer.for_store(store)
         self.env = StrategyEnv(gates=gates or FeatureGates(), lookup=self._lookup,
-                               now=store.clock.now, authorizer=self.authorizer)
+                               now=store.clock.now, authorizer=self.authorizer,
+                               scan=self._scan, services=dict(services or {}))
         self._strategies = {k.resource_id: strategy_for(k, self.env) for k in kinds.kinds}
         self._subresources = {k.resource_id: subresource_strategies_for(k, self.env)
                               for k in kinds.kinds}
+        self._structs: dict[str, tuple[tuple[str, Obj], ...]] = {}
+        self._custom_schemas: dict[str, Obj] = {}
+        if kinds.by_id(crd.CRD_ID) is not None:
+            for item in self.store.scan(crd.CRD_ID):
+                self._serve_crd(item_object(item), deleted=False)
+
+    def _scan(self, resource: str, namespace: str | None) -> builtins.list[Obj]:
+        return [item_object(i) for i in self.store.scan(resource, namespace)]
+
+    def _serve_crd(self, obj: Obj, *, deleted: bool) -> None:
+        """Serve what a CRD defines now (nothing once it is gone): its kinds join the table,
+        with their strategies; a deleted CRD's custom resources are deleted with it."""
+        name = obj["metadata"]["name"]
+        served = [] if deleted or obj["metadata"].get("deletionTimestamp") else (
+            crd.kinds_for(obj))
+        self.kinds.replace_custom(name, served)
+        kind = self.kinds.by_id(name)
+        if kind is None or not kind.custom_schema:
+            self._strategies.pop(name, None)
+            self._subresources.pop(name, None)
+        else:
+            self._strategies[name] = strategy_for(kind, self.env)
+            self._subresources[name] = subresource_strategies_for(kind, self.env)
+        if deleted:
+            for item in list(self.store.scan(name)):
+                self.store.commit(DELETED, name, json_copy(item_object(item)),
+                                  actor="system:apiextensions-controller")
+
+    # ----- SubresourceOps: what action subresources do to other objects ----------------------
+
+    def delete_object(self, resource_id: str, namespace: str, name: str, ctx: RequestContext,
+                      options: Obj) -> None:
+        """DELETE through the generic path (an eviction's pod)."""
+        kind = self.kinds.by_id(resource_id)
+        assert kind is not None
+        self.delete(kind, namespace, name, ctx, options)
+
+    def update_status(self, resource_id: str, obj: Obj, ctx: RequestContext) -> None:
+        """A `/status` write through the generic path (an eviction's budget)."""
+        kind = self.kinds.by_id(resource_id)
+        assert kind is not None
+        meta = obj["metadata"]
+        self._update(kind, meta.get("namespace", ""), meta["name"], json_copy(obj), ctx,
+                     "status", [])
 
     def _lookup(self, resource: str, namespace: str, name: str) -> Obj | None:
         event = self.store.get(resource, namespace, name)
@@ -149,6 +207,21 @@ class Registry:
         if event is None:
             raise not_found(kind.plural, kind.group, name)
         return event
+
+    def view(self, kind: Kind, subresource: str) -> ViewStrategy | None:
+        """The strategy of a subresource read and written as a kind of its own (`scale`)."""
+        strategy = self._subresources.get(kind.resource_id, {}).get(subresource)
+        return strategy if isinstance(strategy, ViewStrategy) else None
+
+    def locate(self, kind: Kind, namespace: str, name: str, subresource: str,
+               options: Mapping[str, str]) -> tuple[Obj, str]:
+        """A streamed subresource (`pods/NAME/log`, `exec`): the stored object and the
+        container the request reaches, checked as upstream (400 with upstream's text)."""
+        strategy = self._subresource(kind, subresource)
+        if not isinstance(strategy, ConnectStrategy):
+            raise method_not_allowed()
+        obj = self.get(kind, namespace, name).object
+        return obj, strategy.locate(obj, options)
 
     def list(self, kind: Kind, namespace: str | None, *,
              predicate: Callable[[Obj], bool] | None = None, limit: int = 0,
@@ -228,17 +301,19 @@ class Registry:
                 "FieldValueRequired")])
         causes = self._validate_meta(kind, meta)
         strategy = self._strategies[kind.resource_id]
+        for f in SERVER_META:
+            meta.pop(f, None)
+        meta["uid"] = uuid4(rng)  # before the strategy: a Job's selector is made of it
         drop_disabled_fields(kind.drop_fields, obj, None, self.env.gates)
+        decode_defaults(kind.resource_id, obj)
         strategy.prepare_for_create(obj, ctx)
+        self._fill_structs(kind, obj)
         causes += strategy.validate(obj, ctx)
         if causes:
             raise invalid(kind.kind, kind.group, name, causes)
         if self.store.get(kind.resource_id, namespace, name) is not None:
             raise already_exists(kind.plural, kind.group, name)
         now = rfc3339(self.store.clock.now())
-        for f in SERVER_META:
-            meta.pop(f, None)
-        meta["uid"] = uuid4(rng)
         meta["creationTimestamp"] = now
         if kind.has_generation:
             meta["generation"] = 1
@@ -253,13 +328,38 @@ class Registry:
     def update(self, kind: Kind, namespace: str, name: str, body: Any, ctx: RequestContext,
                subresource: str = "") -> WriteResult:
         """PUT: replace an object (or one subresource) with optimistic concurrency."""
+        view = self.view(kind, subresource)
+        if view is not None:
+            return self._update_view(kind, namespace, name, view, body, ctx)
         obj, warnings = self._decode_object(kind, body, ctx)
         return self._update(kind, namespace, name, obj, ctx, subresource, warnings)
+
+    def _update_view(self, kind: Kind, namespace: str, name: str, view: ViewStrategy,
+                     body: Any, ctx: RequestContext) -> WriteResult:
+        if isinstance(body, tuple):
+            body = body[0]
+        if not isinstance(body, dict):
+            raise bad_request(f"{view.view_kind} must be an object")
+        old = self.get(kind, namespace, name).object
+        result = self._update(kind, namespace, name, view.unview(body, old), ctx,
+                              "scale" if kind.subresources.get("scale") else "", [])
+        result.body = orjson.dumps(view.view(result.object))
+        return result
 
     def patch(self, kind: Kind, namespace: str, name: str, patch_type: str, body: bytes,
               ctx: RequestContext, subresource: str = "") -> WriteResult:
         """PATCH of any type, including server-side apply (which may create)."""
         current = self.store.get(kind.resource_id, namespace, name)
+        if kind.custom_schema and patch_type == STRATEGIC_PATCH:
+            # same as upstream: custom resources take no strategic merge patch
+            raise unsupported_media_type(patch_type)
+        view = self.view(kind, subresource)
+        if view is not None and patch_type != APPLY_PATCH:
+            if current is None:
+                raise not_found(kind.plural, kind.group, name)
+            scale = apply_patch(patch_type, view.view(current.object), body, self._schema_of(
+                "autoscaling", "v1", view.view_kind))
+            return self._update_view(kind, namespace, name, view, scale, ctx)
         if patch_type == APPLY_PATCH:
             return self._apply(kind, namespace, name, current, body, ctx, subresource)
         if current is None:
@@ -347,6 +447,10 @@ class Registry:
         if causes:
             raise invalid(strategy.body_kind, "", name, causes)
         current = self.get(kind, namespace, name)
+        if isinstance(strategy, ActionStrategy):
+            code, answer = strategy.act(current.object, body, ctx, self)
+            return WriteResult(event=None, object=answer, created=code == 201,
+                               type="" if ctx.dry_run else MODIFIED)
         return self._commit(MODIFIED, kind, strategy.apply(json_copy(current.object), body, ctx),
                             ctx)
 
@@ -396,11 +500,13 @@ class Registry:
                 raise invalid(kind.kind, kind.group, name, causes)
             sub.admit(obj, old, ctx)
         else:
+            decode_defaults(kind.resource_id, obj)
             strategy.prepare_for_update(obj, old, ctx)
             causes = self._validate_meta(kind, meta) + strategy.validate_update(obj, old, ctx)
             if causes:
                 raise invalid(kind.kind, kind.group, name, causes)
             strategy.admit(obj, old, ctx)
+        self._fill_structs(kind, obj)
         meta = obj["metadata"]
         for f in SERVER_META:
             if f in old_meta:
@@ -463,6 +569,8 @@ class Registry:
             return WriteResult(event=None, object=obj, created=created, warnings=warnings,
                                type=type)
         event = self.store.commit(type, kind.resource_id, obj, actor=ctx.user)
+        if kind.resource_id == crd.CRD_ID:
+            self._serve_crd(event.object, deleted=type == DELETED)
         return WriteResult(event=event, object=event.object, created=created, warnings=warnings,
                            type=type)
 
@@ -480,6 +588,8 @@ class Registry:
 
     def _check_fields(self, kind: Kind, obj: Obj, mode: str,
                       duplicates: builtins.list[str]) -> tuple[Obj, builtins.list[str]]:
+        if kind.custom_schema:
+            return self._prune_custom(kind, obj, mode, duplicates)
         schema = self._schema(kind)
         if schema is None:
             return obj, structural.check_duplicates(duplicates, mode, kind=kind.kind,
@@ -487,8 +597,62 @@ class Registry:
         return structural.check(obj, schema, mode=mode, duplicates=duplicates, kind=kind.kind,
                                 version=kind.version)
 
+    def _prune_custom(self, kind: Kind, obj: Obj, mode: str,
+                      duplicates: builtins.list[str]) -> tuple[Obj, builtins.list[str]]:
+        """Same as upstream for custom resources: unknown fields are pruned (a warning in
+        Warn mode, a 400 in Strict); the values are checked by the strategy (422)."""
+        schema = crd.custom(kind).get("schema") or {}
+        pruned, dropped = crd.prune(obj, schema)
+        if pruned is obj:
+            pruned = json_copy(obj)
+        crd.apply_defaults(pruned, schema)
+        if mode == "Ignore" or not (dropped or duplicates):
+            return pruned, []
+        messages = structural.strict_message(duplicates, dropped)
+        if mode == "Strict":
+            raise bad_request(f"{kind.kind} in version \"{kind.version}\" cannot be handled as "
+                              f"a {kind.kind}: strict decoding error: {', '.join(messages)}")
+        return pruned, messages
+
     def _schema(self, kind: Kind) -> Obj | None:
+        if kind.custom_schema:
+            found = self._custom_schemas.get(kind.custom_schema)
+            if found is None:
+                found = self._custom_schemas[kind.custom_schema] = crd.wire_schema(kind)
+            return found
         return self.schemas.for_gvk(kind.group, kind.version, kind.kind)
+
+    def _schema_of(self, group: str, version: str, kind: str) -> Obj | None:
+        return self.schemas.for_gvk(group, version, kind)
+
+    def _fill_structs(self, kind: Kind, obj: Obj) -> None:
+        """Same as upstream's encoding: Go's omitempty never drops a struct, so a kind whose
+        type has `spec`/`status` structs always sends them (`"status": {}` on a fresh claim;
+        typed clients read `claim.status.allocation` without a None check)."""
+        fields = self._structs.get(kind.resource_id)
+        if fields is None:
+            schema = self._schema(kind) or {}
+            fields = self._structs[kind.resource_id] = tuple(
+                (f, self._zero_fields(schema["properties"][f]) if f == "status" else {})
+                for f in struct_fields(schema) if f not in kind.pointer_fields)
+        for field, zeros in fields:
+            if obj.get(field) is None:
+                obj[field] = dict(zeros)
+
+    def _zero_fields(self, node: Obj) -> Obj:
+        """Same as Go's encoding of an empty status: its fields without omitempty (the
+        schema's required scalars) as zero values (`ReplicaSetStatus{}` is
+        `{"replicas": 0}`)."""
+        definition = self.schemas.resolve(node)
+        zeros: Obj = {}
+        for name in definition.get("required") or []:
+            kind = types_of(self.schemas.resolve(
+                (definition.get("properties") or {}).get(name) or {}))
+            for wanted, zero in (("integer", 0), ("number", 0), ("boolean", False),
+                                 ("string", "")):
+                if kind == {wanted}:
+                    zeros[name] = zero
+        return zeros
 
     def _check_namespace(self, kind: Kind, namespace: str, meta: Obj,
                          creating: bool = True) -> None:
@@ -533,6 +697,13 @@ class Registry:
             if self.store.get(kind.resource_id, namespace, name) is None:
                 return name
         raise ApiError(500, "AlreadyExists", "could not generate a unique name")
+
+
+def struct_fields(schema: Obj | None) -> tuple[str, ...]:
+    """The top-level `spec`/`status` fields of a kind's schema that are objects (Go structs)."""
+    props = (schema or {}).get("properties") or {}
+    return tuple(f for f in ("spec", "status")
+                 if f in props and ("$ref" in props[f] or "allOf" in props[f]))
 
 
 PROPAGATION_FINALIZERS = {"Background": None, "Orphan": "orphan",

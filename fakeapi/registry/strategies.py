@@ -16,7 +16,26 @@ from fakeapi.registry.core import (
     PodBindingStrategy,
     PodStrategy,
 )
+from fakeapi.registry.custom import (
+    CustomResourceDefinitionStrategy,
+    CustomResourceScaleStrategy,
+    CustomResourceStatusStrategy,
+    CustomResourceStrategy,
+)
 from fakeapi.registry.emulator import DeviceFaultStrategy, NodeFaultStrategy
+from fakeapi.registry.identity import (
+    CertificateApprovalStrategy,
+    CertificateSigningRequestStrategy,
+    TokenRequestStrategy,
+)
+from fakeapi.registry.pods import (
+    EphemeralContainersStrategy,
+    EvictionStrategy,
+    PodAttachStrategy,
+    PodExecStrategy,
+    PodLogStrategy,
+    PodPortForwardStrategy,
+)
 from fakeapi.registry.rbac import RoleBindingStrategy, RoleStrategy
 from fakeapi.registry.resource import (
     DeviceClassStrategy,
@@ -31,27 +50,40 @@ from fakeapi.registry.resource import (
 )
 from fakeapi.registry.scheduling import PodGroupStatusStrategy, PodGroupStrategy, WorkloadStrategy
 from fakeapi.registry.strategy import (
+    ConnectStrategy,
     CreateSubresourceStrategy,
     StatusStrategy,
     Strategy,
     StrategyEnv,
 )
+from fakeapi.registry.workloads import (
+    JobStrategy,
+    PodControllerStrategy,
+    ScaleStrategy,
+    SecretStrategy,
+    ServiceStrategy,
+)
 
-SubresourceStrategy = StatusStrategy | CreateSubresourceStrategy
+SubresourceStrategy = StatusStrategy | CreateSubresourceStrategy | ConnectStrategy
 
 STRATEGIES: Mapping[str, type[Strategy]] = {cls.__name__: cls for cls in (
     Strategy, NamespaceStrategy, NodeStrategy, PodStrategy, DeviceClassStrategy,
     ResourceClaimStrategy, ResourceClaimTemplateStrategy, ResourceSliceStrategy,
     DeviceTaintRuleStrategy, ResourcePoolStatusRequestStrategy, PodGroupStrategy,
     WorkloadStrategy, RoleStrategy, RoleBindingStrategy, DeviceFaultStrategy,
-    NodeFaultStrategy)}
+    NodeFaultStrategy, JobStrategy, SecretStrategy, ServiceStrategy,
+    CustomResourceDefinitionStrategy, CertificateSigningRequestStrategy,
+    CustomResourceStrategy, PodControllerStrategy)}
 """Object strategies by class name."""
 
-SUBRESOURCE_STRATEGIES: Mapping[str, type[StatusStrategy] | type[CreateSubresourceStrategy]] = {
+SUBRESOURCE_STRATEGIES: Mapping[str, type[SubresourceStrategy]] = {
     cls.__name__: cls for cls in (
         StatusStrategy, NamespaceFinalizeStrategy, ResourceClaimStatusStrategy,
         DeviceTaintRuleStatusStrategy, ResourcePoolStatusRequestStatusStrategy,
-        PodGroupStatusStrategy, PodBindingStrategy)}
+        PodGroupStatusStrategy, PodBindingStrategy, ScaleStrategy, EvictionStrategy,
+        PodLogStrategy, PodExecStrategy, PodAttachStrategy, PodPortForwardStrategy,
+        EphemeralContainersStrategy, TokenRequestStrategy, CertificateApprovalStrategy,
+        CustomResourceStatusStrategy, CustomResourceScaleStrategy)}
 """Subresource strategies by class name: `/status`-like updates and POSTed bodies."""
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 from fakeapi.errors import Cause
 from fakeapi.features import FeatureGates
@@ -36,6 +36,11 @@ class StrategyEnv:
     """The injected clock's current time (defaulted timestamps)."""
     authorizer: Authorizer
     """RBAC over the same store, for checks on what the writer may do."""
+    scan: Callable[[str, str | None], list[Obj]] = lambda resource, namespace: []
+    """`scan(resource_id, namespace)`: the stored objects of a resource (read-only)."""
+    services: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    """Services of the core that some strategies need, by name (`tokens`: the service-account
+    token issuer)."""
 
 
 class Strategy:
@@ -145,6 +150,60 @@ class CreateSubresourceStrategy:
 
     def apply(self, current: Obj, body: Obj, ctx: RequestContext) -> Obj:
         """The object to store: `current` (a copy the strategy owns) changed by the body."""
+        raise NotImplementedError
+
+
+class ViewStrategy(StatusStrategy):
+    """A subresource read and written as a kind of its own (`scale` is an autoscaling/v1
+    Scale): `view` renders the stored object, `unview` turns a written view back into it."""
+
+    view_kind = ""
+    """The kind of the view (its 422s name it)."""
+
+    def view(self, obj: Obj) -> Obj:
+        """The subresource's body for a stored object."""
+        raise NotImplementedError
+
+    def unview(self, body: Obj, old: Obj) -> Obj:
+        """The object to store for a written view (a new dict; `old` is the stored one)."""
+        raise NotImplementedError
+
+
+class SubresourceOps(Protocol):
+    """What an action subresource may do to other objects, through the same registry path."""
+
+    def delete_object(self, resource_id: str, namespace: str, name: str, ctx: RequestContext,
+                      options: Obj) -> None:
+        """Delete an object (DeleteOptions as a DELETE takes them)."""
+
+    def update_status(self, resource_id: str, obj: Obj, ctx: RequestContext) -> None:
+        """Write an object's `/status`."""
+
+
+class ActionStrategy(CreateSubresourceStrategy):
+    """A subresource POSTed with a body of its own whose effect is not a change of its
+    object (`pods/NAME/eviction` deletes the pod, `serviceaccounts/NAME/token` issues a
+    token): `act` does it and returns the HTTP code and the response body."""
+
+    def act(self, current: Obj, body: Obj, ctx: RequestContext, ops: SubresourceOps
+            ) -> tuple[int, Obj]:
+        """Do what the POST asks of `current` (read-only); the code and body to answer."""
+        raise NotImplementedError
+
+
+class ConnectStrategy:
+    """A subresource served as a stream (`pods/NAME/log`, `exec`, `attach`,
+    `portforward`): `locate` checks the request against the stored object as upstream's
+    LogLocation/ExecLocation do, and names the container to connect to."""
+
+    verbs: tuple[str, ...] = ("create", "get")
+
+    def __init__(self, kind: Kind, env: StrategyEnv) -> None:
+        self.kind = kind
+        self.env = env
+
+    def locate(self, obj: Obj, options: Mapping[str, str]) -> str:
+        """The container the request reaches (raise the ApiError upstream answers)."""
         raise NotImplementedError
 
 

@@ -1,4 +1,5 @@
-"""Upstream's decode-time defaults (`SetDefaults_*`) of the DRA kinds, by resource.
+"""Upstream's decode-time defaults (`SetDefaults_*`) by resource: the DRA kinds here, the
+everyday kinds in `workload_defaults`.
 
 Upstream applies these while decoding any request body, apply configurations included, so
 two managers applying the same manifest share the defaulted fields instead of conflicting.
@@ -10,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakeapi.validation import resource as rules
+from fakeapi.validation.workload_defaults import DEFAULTERS
 
 CLAIMS = "resourceclaims.resource.k8s.io"
 TEMPLATES = "resourceclaimtemplates.resource.k8s.io"
@@ -27,3 +29,7 @@ def decode_defaults(resource_id: str, obj: Any) -> None:
         rules.default_claim_spec(spec.get("spec"))
     elif resource_id == POOL_STATUS:
         rules.default_rpsr_spec(spec)
+    else:
+        defaulter = DEFAULTERS.get(resource_id)
+        if defaulter is not None:
+            defaulter(obj)

@@ -1144,7 +1144,7 @@ def validate_rpsr_update(obj: Obj, old: Obj) -> list[Cause]:
     causes: list[Cause] = []
     if obj.get("spec") != old.get("spec"):
         causes.append(immutable_forbidden("spec"))
-    if old.get("status") is not None:
+    if old.get("status"):  # set (an empty struct is unset)
         meta, old_meta = obj.get("metadata") or {}, old.get("metadata") or {}
         for f in ("labels", "annotations", "ownerReferences"):
             if (meta.get(f) or None) != (old_meta.get(f) or None):
@@ -1158,11 +1158,11 @@ def validate_rpsr_update(obj: Obj, old: Obj) -> list[Cause]:
 
 def validate_rpsr_status_update(status: Any, old_status: Any) -> list[Cause]:
     """Status is written once (by the controller), then frozen."""
-    if old_status is not None:
+    if old_status:  # set (an empty struct is unset)
         if status != old_status:
             return [immutable_forbidden("status")]
         return []
-    if status is None:
+    if not status:
         return []
     path = "status"
     causes: list[Cause] = []

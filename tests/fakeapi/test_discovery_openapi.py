@@ -181,7 +181,7 @@ def test_unserved_group_versions(group: str, version: str) -> None:
 
 def test_unserved_groups() -> None:
     assert discovery.api_group(KINDS, "") is None
-    assert discovery.api_group(KINDS, "apps") is None
+    assert discovery.api_group(KINDS, "storage.k8s.io") is None
 
 
 def test_api_versions_and_group_list_parse_as_upstream_types() -> None:
@@ -532,7 +532,7 @@ def test_cache_headers(query_hash: str | None, cache_control: str) -> None:
 
 
 def test_serve_unknown_and_index() -> None:
-    assert openapi.serve_document(KINDS, "/openapi/v3/apis/apps/v1") is None
+    assert openapi.serve_document(KINDS, "/openapi/v3/apis/storage.k8s.io/v1") is None
     assert openapi.serve_document(KINDS, "/openapi/v3/version") is None
     index = openapi.serve_index(KINDS)
     assert index.status == 200 and index.headers["Content-Type"] == "application/json"

@@ -11,6 +11,7 @@ import pytest
 from fakeapi import discovery, dropfields
 from fakeapi.clock import RealClock
 from fakeapi.columns import DEFAULT_SPEC
+from fakeapi.crd import CUSTOM_SCALE, CUSTOM_STATUS, CUSTOM_STRATEGY
 from fakeapi.errors import ApiError
 from fakeapi.features import GATES, FeatureGates
 from fakeapi.kinds import KINDS, Kind, KindTable
@@ -18,7 +19,12 @@ from fakeapi.log import EventLog
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import Registry
 from fakeapi.registry.strategies import STRATEGIES, SUBRESOURCE_STRATEGIES
-from fakeapi.registry.strategy import CreateSubresourceStrategy, StatusStrategy
+from fakeapi.registry.strategy import (
+    ActionStrategy,
+    ConnectStrategy,
+    CreateSubresourceStrategy,
+    StatusStrategy,
+)
 from fakeapi.schemas import get_schemas
 from fakeapi.selectors import DEFAULT_FIELDS, parse_field_selector
 from fakeapi.store import Store
@@ -41,15 +47,18 @@ def test_subresource_strategies_fit_how_discovery_serves_them(kind: Kind) -> Non
         assert name in discovery.SUBRESOURCES, name  # no silent "like status" fallback
         verbs = discovery.SUBRESOURCES[name].verbs
         cls = SUBRESOURCE_STRATEGIES[strategy]
-        if issubclass(cls, CreateSubresourceStrategy):
+        if issubclass(cls, (CreateSubresourceStrategy, ActionStrategy)):
             assert verbs == ("create",) and cls.body_kind, name
+        elif issubclass(cls, ConnectStrategy):
+            assert verbs == cls.verbs, name
         else:
             assert issubclass(cls, StatusStrategy) and "update" in verbs, name
 
 
 def test_every_strategy_is_named_by_a_row() -> None:
-    used = {k.strategy for k in KINDS}
-    used_sub = {s for k in KINDS for s in k.subresources.values()}
+    used = {k.strategy for k in KINDS} | {CUSTOM_STRATEGY}  # the rows CRDs make
+    used_sub = {s for k in KINDS for s in k.subresources.values()} | {CUSTOM_STATUS,
+                                                                      CUSTOM_SCALE}
     assert set(STRATEGIES) - used == set()
     assert set(SUBRESOURCE_STRATEGIES) - used_sub - {"StatusStrategy"} == set()
 

@@ -284,9 +284,10 @@ BAD: list[tuple[str, bytes, str]] = [
      """Object 'Kind' is missing in 'runtime.TypeMeta{APIVersion:"v1", Kind:""}'"""),
     ("missing-version", MAGIC + ld(1, ld(2, "Namespace")),
      """Object 'apiVersion' is missing in 'runtime.TypeMeta{APIVersion:"", Kind:"Namespace"}'"""),
-    ("unknown-kind", envelope("v1", "Secret", b""),
-     'Secret in version "v1" cannot be handled as a Secret: no kind "Secret" is registered for '
-     'version "v1" in scheme "pkg/api/legacyscheme/scheme.go:30"'),
+    ("unknown-kind", envelope("v1", "PersistentVolume", b""),
+     'PersistentVolume in version "v1" cannot be handled as a PersistentVolume: no kind '
+     '"PersistentVolume" is registered for version "v1" in scheme '
+     '"pkg/api/legacyscheme/scheme.go:30"'),
     ("wrong-group", envelope("apps/v1", "Namespace", b""),
      'Namespace in version "v1" cannot be handled as a Namespace: no kind "Namespace" is '
      'registered for version "apps/v1" in scheme "pkg/api/legacyscheme/scheme.go:30"'),
@@ -315,8 +316,9 @@ def test_malformed_is_bad_request(raw: bytes, message: str) -> None:
 
 def test_into_names_the_expected_kind() -> None:
     with pytest.raises(ApiError) as info:
-        decode_protobuf(envelope("v1", "Secret", b""), into="Pod")
-    assert info.value.message.startswith('Secret in version "v1" cannot be handled as a Pod: ')
+        decode_protobuf(envelope("v1", "PersistentVolume", b""), into="Pod")
+    assert info.value.message.startswith(
+        'PersistentVolume in version "v1" cannot be handled as a Pod: ')
 
 
 @pytest.mark.parametrize("length", range(1, 40))

@@ -13,7 +13,7 @@ from fakeapi import columns, tables
 from fakeapi.kinds import KINDS, Kind
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
-KIND = {k.kind: k for k in KINDS}
+KIND = {k.kind: k for k in KINDS if k.group != "events.k8s.io"}  # Event: the core one
 WIDGET = Kind(group="example.com", version="v1", kind="Widget", plural="widgets", namespaced=True)
 
 
