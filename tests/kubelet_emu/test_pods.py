@@ -131,6 +131,30 @@ async def test_graceful_deletion_waits_for_the_containers(tmp_path: Path) -> Non
         assert e.value.code == 404
 
 
+async def test_conditions_the_kubelet_does_not_own_stay_to_the_end(tmp_path: Path) -> None:
+    """Same as upstream's status manager: an evictor's DisruptionTarget (and PodScheduled)
+    survive the kubelet's status writes, up to the pod's final state."""
+    async with emulated_plane(tmp_path, nodes=1) as plane:
+        c = admin(plane)
+        await c.create("pods", pod("evicted", command=["bash", "-c", DEMO]))
+        await plane.settle()
+        seen: list[dict[str, Any]] = []
+        plane.informers.get("pods").add_handler(
+            lambda t, o, old: seen.append(o) if t == "DELETED" else None)
+        target = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByTest",
+                  "message": "evicted by the test", "lastTransitionTime": None}
+        await c.patch("pods", "evicted", {"status": {"conditions": [target]}},
+                      namespace="default", patch_type="strategic", subresource="status")
+        await c.delete("pods", "evicted", "default")
+        await plane.settle()
+        [last] = seen
+        assert last["status"]["phase"] == "Succeeded"
+        assert [cond["type"] for cond in last["status"]["conditions"]] == [
+            "PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady",
+            "DisruptionTarget"]
+        assert condition(last, "DisruptionTarget")["reason"] == "EvictionByTest"  # type: ignore[index]
+
+
 async def test_a_shorter_grace_period_moves_the_deadline(tmp_path: Path) -> None:
     async with emulated_plane(tmp_path, nodes=1) as plane:
         c = admin(plane)
