@@ -152,7 +152,8 @@ async def test_conditions_the_kubelet_does_not_own_stay_to_the_end(tmp_path: Pat
         assert [cond["type"] for cond in last["status"]["conditions"]] == [
             "PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady",
             "DisruptionTarget"]
-        assert condition(last, "DisruptionTarget")["reason"] == "EvictionByTest"  # type: ignore[index]
+        target = condition(last, "DisruptionTarget")
+        assert target is not None and target["reason"] == "EvictionByTest"
 
 
 async def test_a_shorter_grace_period_moves_the_deadline(tmp_path: Path) -> None:
