@@ -760,28 +760,33 @@ class PodWorker:
         if status == pod.get("status") or status == record.last_status and (
                 pod.get("status") or {}).get("conditions") == status["conditions"]:
             return
-        meta = pod["metadata"]
         try:
-            await self._client(state.name).patch(PODS, meta["name"], {"status": status},
-                                                 namespace=meta["namespace"],
-                                                 subresource="status")
+            await self._patch_status(pod, state, status)
         except ApiError as e:
             if e.code != 404:
                 raise
             return
         record.last_status = status
 
+    async def _patch_status(self, pod: Obj, state: NodeState, status: Obj) -> None:
+        """Write a status computed from `pod`, unless the pod changed since: the status
+        carries every condition of that copy, and another writer's newer condition (an
+        evictor's DisruptionTarget) must not be lost; a 409 brings the key back with the
+        newer pod."""
+        meta = pod["metadata"]
+        await self._client(state.name).patch(
+            PODS, meta["name"], {"metadata": {"resourceVersion": meta["resourceVersion"]},
+                                 "status": status},
+            namespace=meta["namespace"], subresource="status")
+
     async def _write_pending(self, key: str, pod: Obj, state: NodeState, why: str) -> None:
         if self.pending_written.get(key) == why:
             return
+        status = pending_status(pod)
+        if status != pod.get("status"):
+            await self._patch_status(pod, state, status)
         self.pending_written[key] = why
         await self._event(pod, state, "FailedPrepareDynamicResources", why, warning=True)
-        status = pending_status(pod)
-        if status == pod.get("status"):
-            return
-        meta = pod["metadata"]
-        await self._client(state.name).patch(PODS, meta["name"], {"status": status},
-                                             namespace=meta["namespace"], subresource="status")
 
     async def _event(self, pod: Obj, state: NodeState, reason: str, message: str, *,
                      warning: bool = False) -> None:

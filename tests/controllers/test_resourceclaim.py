@@ -323,6 +323,24 @@ async def test_the_last_consumer_gone_deallocates(plane: ControlPlane, admin: Cl
     assert not mine["metadata"].get("finalizers")
 
 
+async def test_a_terminating_pod_keeps_its_claim_until_it_is_gone(plane: ControlPlane,
+                                                                   admin: Client) -> None:
+    """Same as upstream's isPodDone: a bound pod being deleted gracefully may still run, so
+    its reservation stays until the pod is gone (its kubelet deletes it with grace 0)."""
+    await admin.create(CLAIMS, dra.claim("mine"))
+    pod = await admin.create("pods", dra.pod("p", node="worker-1",
+                                              claims=[dra.by_name("gpu", "mine")]))
+    await dra.allocate(admin, "mine", reserved_for=[dra.consumer(pod)])
+    terminating = await admin.delete("pods", "p", "default")
+    assert terminating["metadata"]["deletionGracePeriodSeconds"] == 30
+    await plane.settle()
+    mine = await admin.get(CLAIMS, "mine", "default")
+    assert dra.reserved(mine) == [("pods", "p")] and mine["status"]["allocation"]
+    await admin.delete("pods", "p", "default", grace_period_seconds=0)
+    await plane.settle()
+    assert (await admin.get(CLAIMS, "mine", "default"))["status"] == {}
+
+
 async def test_a_replaced_pod_loses_the_old_one_s_reservation(plane: ControlPlane,
                                                              admin: Client) -> None:
     """A reservation names a uid: a new pod under the same name is not its consumer."""
