@@ -51,6 +51,9 @@ SERVICE_ENV = {
     "KUBERNETES_PORT_443_TCP": "tcp://10.96.0.1:443", "KUBERNETES_PORT_443_TCP_PROTO": "tcp",
     "KUBERNETES_PORT_443_TCP_PORT": "443", "KUBERNETES_PORT_443_TCP_ADDR": "10.96.0.1"}
 """The `kubernetes` service's environment every container gets (service links)."""
+KUBELET_CONDITIONS = frozenset({"PodReadyToStartContainers", "Initialized", "Ready",
+                                "ContainersReady"})
+"""Same as upstream's PodConditionByKubelet: the pod conditions the kubelet writes."""
 IMAGE_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 
 
@@ -373,7 +376,9 @@ def pod_status(pod: Obj, record: PodRecord, host_ip: str,
     phase = phase_of(record)
     initialized = phase != "Pending"
     ready = phase == "Running" and all(r.running for r in record.containers)
-    scheduled = [c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"]
+    # same as upstream's status manager: conditions the kubelet does not own (PodScheduled,
+    # DisruptionTarget, readiness gates) are kept as they are
+    others = [c for c in status.get("conditions") or [] if c.get("type") not in KUBELET_CONDITIONS]
     since = record.started
     conditions = [
         _cond("PodReadyToStartContainers", not record.finished, since),
@@ -383,7 +388,7 @@ def pod_status(pod: Obj, record: PodRecord, host_ip: str,
             "PodCompleted" if phase in ("Succeeded", "Failed") else "ContainersNotReady")),
         _cond("ContainersReady", ready, since, "" if ready else (
             "PodCompleted" if phase in ("Succeeded", "Failed") else "ContainersNotReady")),
-        *scheduled]
+        *others]
     previous = {c.get("type"): c for c in status.get("conditions") or []}
     for c in conditions:
         old = previous.get(c["type"])
@@ -755,28 +760,33 @@ class PodWorker:
         if status == pod.get("status") or status == record.last_status and (
                 pod.get("status") or {}).get("conditions") == status["conditions"]:
             return
-        meta = pod["metadata"]
         try:
-            await self._client(state.name).patch(PODS, meta["name"], {"status": status},
-                                                 namespace=meta["namespace"],
-                                                 subresource="status")
+            await self._patch_status(pod, state, status)
         except ApiError as e:
             if e.code != 404:
                 raise
             return
         record.last_status = status
 
+    async def _patch_status(self, pod: Obj, state: NodeState, status: Obj) -> None:
+        """Write a status computed from `pod`, unless the pod changed since: the status
+        carries every condition of that copy, and another writer's newer condition (an
+        evictor's DisruptionTarget) must not be lost; a 409 brings the key back with the
+        newer pod."""
+        meta = pod["metadata"]
+        await self._client(state.name).patch(
+            PODS, meta["name"], {"metadata": {"resourceVersion": meta["resourceVersion"]},
+                                 "status": status},
+            namespace=meta["namespace"], subresource="status")
+
     async def _write_pending(self, key: str, pod: Obj, state: NodeState, why: str) -> None:
         if self.pending_written.get(key) == why:
             return
+        status = pending_status(pod)
+        if status != pod.get("status"):
+            await self._patch_status(pod, state, status)
         self.pending_written[key] = why
         await self._event(pod, state, "FailedPrepareDynamicResources", why, warning=True)
-        status = pending_status(pod)
-        if status == pod.get("status"):
-            return
-        meta = pod["metadata"]
-        await self._client(state.name).patch(PODS, meta["name"], {"status": status},
-                                             namespace=meta["namespace"], subresource="status")
 
     async def _event(self, pod: Obj, state: NodeState, reason: str, message: str, *,
                      warning: bool = False) -> None:

@@ -1,7 +1,8 @@
 """DRA objects for the controller tests, and the writes a scheduler would make.
 
-Until the scheduler lands, tests allocate and reserve claims themselves, as an admin client
-writing through the registry exactly as the scheduler would (finalizer, then status).
+The controller tests run a controller without the scheduler: they allocate and reserve
+claims themselves and bind pods, as an admin client writing through the registry exactly
+what the scheduler writes, in its order (finalizer, then status; then the binding).
 """
 
 from __future__ import annotations
@@ -95,6 +96,13 @@ async def allocate(client: Client, name: str, namespace: str = "default", *,
         status["reservedFor"] = reserved_for
     current["status"] = status
     return await client.update(CLAIMS, current, subresource="status")
+
+
+async def bind(client: Client, name: str, node: str, namespace: str = "default") -> Obj:
+    """Bind a pod to a node as the scheduler does last: POST its `pods/binding`."""
+    return await client.create_subresource("pods", name, "binding", {
+        "apiVersion": "v1", "kind": "Binding", "metadata": {"name": name},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": node}}, namespace=namespace)
 
 
 def consumer(obj: Obj) -> Obj:

@@ -12,6 +12,7 @@ from typing import Any
 from fakeapi.clock import VirtualClock
 from fakeapi.cluster import ClusterConfig
 from fakeapi.controlplane import ControlPlane
+from kubelet_emu.settings import EmulatorSettings
 
 
 @contextlib.asynccontextmanager
@@ -19,13 +20,16 @@ async def running_plane(components: str, *, seed: int = 1,
                         gates: Mapping[str, bool] | None = None,
                         data_dir: Path | None = None,
                         clock: VirtualClock | None = None,
+                        emulator: EmulatorSettings | None = None,
                         settle: bool = True) -> AsyncIterator[ControlPlane]:
     """A seeded control plane on a virtual clock running `components` (with these feature
-    gates, durable in `data_dir` when given), settled once started unless `settle` is
-    False (to stop it mid-way), stopped on exit."""
+    gates, durable in `data_dir` when given, the emulated nodes of `emulator` when the
+    kubelet is among them), settled once started unless `settle` is False (to stop it
+    mid-way), stopped on exit."""
     plane = ControlPlane(ClusterConfig(seed=seed, feature_gates=dict(gates or {}),
                                        data_dir=data_dir),
-                         clock=clock or VirtualClock(), components=components)
+                         clock=clock or VirtualClock(), components=components,
+                         emulator=emulator)
     await plane.start()
     if settle:
         await plane.settle()

@@ -1,9 +1,11 @@
 """The ResourceClaim controller on a virtual clock: template claims for Pods and PodGroups,
 reservations, deallocation, missing claims and templates, restarts with no duplicates.
 
-Until the scheduler lands, the tests allocate claims as an admin client (what the scheduler
-writes) and create Pods already bound to a node (which the controller reserves for, as
-upstream does for pods scheduled behind the scheduler's back).
+The controller runs without the scheduler and the kubelet: the tests allocate claims as an
+admin client (what the scheduler writes) and create Pods already bound to a node (which the
+controller reserves for, as upstream does for pods scheduled behind the scheduler's back).
+No kubelet confirms a bound Pod's graceful deletion, so the tests delete those with grace 0,
+as the kubelet finally does.
 """
 
 from __future__ import annotations
@@ -160,7 +162,7 @@ async def test_the_training_group_example_ends_with_the_seed_s_reservations(
     assert claims[group_claim]["status"]["reservedFor"][0]["apiGroup"] == "scheduling.k8s.io"
 
     # the pod goes: its claims are freed, the group's stay allocated for the empty group
-    await admin.delete("pods", "training-group-pod-1", "some-ns")
+    await admin.delete("pods", "training-group-pod-1", "some-ns", grace_period_seconds=0)
     await plane.settle()
     claims = await dra.claims_of(admin, "some-ns")
     assert sorted(claims) == sorted(["my-pod-claim", "my-pg-claim", group_claim])
@@ -298,7 +300,7 @@ async def test_a_shared_claim_keeps_its_allocation_while_one_consumer_remains(
     other = {"apiGroup": "example.com", "resource": "things", "name": "t", "uid": "u-1"}
     await dra.allocate(admin, "shared",
                        reserved_for=[*(dra.consumer(p) for p in pods), other])
-    await admin.delete("pods", "p0", "default")
+    await admin.delete("pods", "p0", "default", grace_period_seconds=0)
     await plane.settle()
     shared = await admin.get(CLAIMS, "shared", "default")
     assert dra.reserved(shared) == [("pods", "p1"), ("things", "t")]
@@ -314,11 +316,29 @@ async def test_the_last_consumer_gone_deallocates(plane: ControlPlane, admin: Cl
     allocated["status"]["devices"] = [{"driver": dra.DRIVER, "pool": "worker-1",
                                        "device": "gpu-0", "data": {"healthy": True}}]
     await admin.update(CLAIMS, allocated, subresource="status")  # what the driver reports
-    await admin.delete("pods", "p", "default")
+    await admin.delete("pods", "p", "default", grace_period_seconds=0)
     await plane.settle()
     mine = await admin.get(CLAIMS, "mine", "default")
     assert mine["status"] == {}  # allocation and the driver's device status both gone
     assert not mine["metadata"].get("finalizers")
+
+
+async def test_a_terminating_pod_keeps_its_claim_until_it_is_gone(plane: ControlPlane,
+                                                                   admin: Client) -> None:
+    """Same as upstream's isPodDone: a bound pod being deleted gracefully may still run, so
+    its reservation stays until the pod is gone (its kubelet deletes it with grace 0)."""
+    await admin.create(CLAIMS, dra.claim("mine"))
+    pod = await admin.create("pods", dra.pod("p", node="worker-1",
+                                              claims=[dra.by_name("gpu", "mine")]))
+    await dra.allocate(admin, "mine", reserved_for=[dra.consumer(pod)])
+    terminating = await admin.delete("pods", "p", "default")
+    assert terminating["metadata"]["deletionGracePeriodSeconds"] == 30
+    await plane.settle()
+    mine = await admin.get(CLAIMS, "mine", "default")
+    assert dra.reserved(mine) == [("pods", "p")] and mine["status"]["allocation"]
+    await admin.delete("pods", "p", "default", grace_period_seconds=0)
+    await plane.settle()
+    assert (await admin.get(CLAIMS, "mine", "default"))["status"] == {}
 
 
 async def test_a_replaced_pod_loses_the_old_one_s_reservation(plane: ControlPlane,

@@ -3,8 +3,12 @@
 The seeds' scenarios: the training-group PodGroup example ends with the reservations the seed
 describes; a Pod's template claim goes with the Pod; the ResourcePoolStatusRequest
 walkthrough works verbatim, with partition and shareable summaries, and a completed request
-is frozen. Until the scheduler lands, the test writes what it would: allocations (finalizer,
-then status) and the Pod's binding.
+is frozen.
+
+The Pod scenarios run on the whole control plane (claim controller, scheduler, emulated
+nodes whose kubelets finish graceful deletions). The pool-status scenarios run on a server
+with the controllers only and no nodes: the pools and allocations they summarize are the
+test's own (the allocations written as the scheduler writes them: finalizer, then status).
 """
 
 from __future__ import annotations
@@ -29,10 +33,22 @@ PROTECTION = "resource.kubernetes.io/delete-protection"
 @pytest.fixture(scope="module")
 def kubectl(tmp_path_factory: pytest.TempPathFactory,
             kubectl_binary: str) -> Iterator[Kubectl]:
-    """kubectl against a server running the controllers (and no scheduler)."""
+    """kubectl against a server running the controllers (no scheduler, no nodes)."""
     srv: ServerProcess = start_server(tmp_path_factory.mktemp("controllers"), "--feature-gates",
-                                      SEED_GATES, "--components", COMPONENTS)
+                                      SEED_GATES, "--components", COMPONENTS, "--nodes", "0")
     yield Kubectl(kubectl_binary, srv.kubeconfig)
+    assert srv.stop() == 0
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory,
+            kubectl_binary: str) -> Iterator[Kubectl]:
+    """kubectl against the whole control plane, with its two emulated GPU nodes."""
+    srv: ServerProcess = start_server(tmp_path_factory.mktemp("cluster"), "--feature-gates",
+                                      SEED_GATES)
+    k = Kubectl(kubectl_binary, srv.kubeconfig)
+    k("wait", "--for=condition=Ready", "node", "--all", "--timeout=30s")
+    yield k
     assert srv.stop() == 0
 
 
@@ -52,15 +68,6 @@ def allocate(kubectl: Kubectl, claim: str, namespace: str, results: list[dict[st
             "--type=merge", "-p", json.dumps({"status": status}))
 
 
-def bind(kubectl: Kubectl, pod: str, namespace: str, node: str) -> None:
-    """What the scheduler does last: POST the pod's binding."""
-    binding = {"apiVersion": "v1", "kind": "Binding",
-               "metadata": {"name": pod, "namespace": namespace},
-               "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
-    kubectl("create", "--raw", f"/api/v1/namespaces/{namespace}/pods/{pod}/binding", "-f", "-",
-            input=json.dumps(binding))
-
-
 def wait_for(kubectl: Kubectl, what: str, jsonpath: str, namespace: str = "") -> None:
     extra = ["-n", namespace] if namespace else []
     kubectl("wait", f"--for=jsonpath={jsonpath}", what, *extra, "--timeout=30s")
@@ -75,20 +82,15 @@ def until(check: Callable[[], bool], timeout: float = 30) -> None:
         time.sleep(0.05)
 
 
-def gpu(device: str = "gpu-0") -> dict[str, Any]:
-    return {"request": "gpu", "driver": "gpu.example.com", "pool": "worker-1",
-            "device": device}
-
-
 def test_the_training_group_example_ends_with_the_seed_s_reservations(
-        kubectl: Kubectl) -> None:
-    kubectl("apply", "-f", str(DATA / "controllers" / "training-group-claims.yaml"))
-    kubectl("apply", "-f", str(DATA / "seeds" / "02-podgroup-and-pod.yaml"))
+        cluster: Kubectl) -> None:
+    cluster("apply", "-f", str(DATA / "controllers" / "training-group-claims.yaml"))
+    cluster("apply", "-f", str(DATA / "seeds" / "02-podgroup-and-pod.yaml"))
     pod_name = "training-group-pod-1"
-    wait_for(kubectl, f"pod/{pod_name}", "{.status.resourceClaimStatuses[1].resourceClaimName}",
+    wait_for(cluster, f"pod/{pod_name}", "{.status.resourceClaimStatuses[1].resourceClaimName}",
              "some-ns")
-    pod = get(kubectl, "pod", pod_name, "-n", "some-ns")
-    group = get(kubectl, "podgroup", "training-group", "-n", "some-ns")
+    pod = get(cluster, "pod", pod_name, "-n", "some-ns")
+    group = get(cluster, "podgroup", "training-group", "-n", "some-ns")
     [group_status] = group["status"]["resourceClaimStatuses"]
     shared = group_status["resourceClaimName"]
     assert group_status["name"] == "pg-claim-template"
@@ -97,38 +99,41 @@ def test_the_training_group_example_ends_with_the_seed_s_reservations(
     own = statuses["pod-claim-template"]
     assert own.startswith(f"{pod_name}-pod-claim-template-")
     assert statuses == {"pod-claim-template": own, "pg-claim-template": shared}
-    names = kubectl("get", "resourceclaims", "-n", "some-ns", "-o", "name").split()
+    names = cluster("get", "resourceclaims", "-n", "some-ns", "-o", "name").split()
     assert sorted(names) == sorted(f"resourceclaim.resource.k8s.io/{n}" for n in (
         "my-pod-claim", "my-pg-claim", own, shared))
 
-    for i, claim in enumerate(("my-pod-claim", own, "my-pg-claim", shared)):
-        allocate(kubectl, claim, "some-ns", [gpu(f"gpu-{i}")])
-    bind(kubectl, pod_name, "some-ns", "worker-1")
-    wait_for(kubectl, f"resourceclaim/{shared}", "{.status.reservedFor[0].name}", "some-ns")
-    for claim in ("my-pod-claim", own, "my-pg-claim"):
-        wait_for(kubectl, f"resourceclaim/{claim}", "{.status.reservedFor[0].name}", "some-ns")
+    # the scheduler allocates the four claims on one node, reserves them and binds the pod
+    cluster("wait", "--for=condition=Ready", f"pod/{pod_name}", "-n", "some-ns",
+            "--timeout=60s")
+    node = get(cluster, "pod", pod_name, "-n", "some-ns")["spec"]["nodeName"]
+    claims = get(cluster, "resourceclaims", "-n", "some-ns")["items"]
+    devices = [(r["pool"], r["device"]) for c in claims
+               for r in c["status"]["allocation"]["devices"]["results"]]
+    assert {pool for pool, _ in devices} == {node} and len(set(devices)) == 4
     reservations = {c["metadata"]["name"]: [(r.get("apiGroup", ""), r["resource"], r["name"])
                                             for r in c["status"]["reservedFor"]]
-                    for c in get(kubectl, "resourceclaims", "-n", "some-ns")["items"]}
+                    for c in claims}
     for_pod = [("", "pods", pod_name)]
     for_group = [("scheduling.k8s.io", "podgroups", "training-group")]
     assert reservations == {"my-pod-claim": for_pod, own: for_pod,
                             "my-pg-claim": for_group, shared: for_group}
 
-    # the pod goes: its own claims are freed; the group keeps its claims while it exists
-    kubectl("delete", "pod", pod_name, "-n", "some-ns")
-    kubectl("wait", "--for=delete", f"resourceclaim/{own}", "-n", "some-ns", "--timeout=30s")
-    until(lambda: get(kubectl, "resourceclaim", "my-pod-claim", "-n", "some-ns")["status"] == {})
-    assert not get(kubectl, "resourceclaim", "my-pod-claim", "-n", "some-ns")["metadata"].get(
+    # the pod goes (its kubelet confirms): its own claims are freed; the group keeps its
+    # claims while it exists
+    cluster("delete", "pod", pod_name, "-n", "some-ns")
+    cluster("wait", "--for=delete", f"resourceclaim/{own}", "-n", "some-ns", "--timeout=30s")
+    until(lambda: get(cluster, "resourceclaim", "my-pod-claim", "-n", "some-ns")["status"] == {})
+    assert not get(cluster, "resourceclaim", "my-pod-claim", "-n", "some-ns")["metadata"].get(
         "finalizers")
-    assert get(kubectl, "resourceclaim", shared, "-n", "some-ns")["status"]["reservedFor"]
-    kubectl("delete", "podgroup", "training-group", "-n", "some-ns")
-    kubectl("wait", "--for=delete", f"resourceclaim/{shared}", "-n", "some-ns",
+    assert get(cluster, "resourceclaim", shared, "-n", "some-ns")["status"]["reservedFor"]
+    cluster("delete", "podgroup", "training-group", "-n", "some-ns")
+    cluster("wait", "--for=delete", f"resourceclaim/{shared}", "-n", "some-ns",
             "--timeout=30s")
 
 
-def test_a_pod_s_template_claim_goes_with_the_pod(kubectl: Kubectl) -> None:
-    kubectl("create", "namespace", "solo")
+def test_a_pod_s_template_claim_goes_with_the_pod(cluster: Kubectl) -> None:
+    cluster("create", "namespace", "solo")
     template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
                 "metadata": {"name": "one-gpu", "namespace": "solo"},
                 "spec": {"spec": {"devices": {"requests": [
@@ -136,31 +141,31 @@ def test_a_pod_s_template_claim_goes_with_the_pod(kubectl: Kubectl) -> None:
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "trainer", "namespace": "solo"},
            "spec": {"containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10"}],
                     "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]}}
-    kubectl("apply", "-f", "-", input=yaml.safe_dump_all([template, pod]))
-    wait_for(kubectl, "pod/trainer", "{.status.resourceClaimStatuses[0].resourceClaimName}",
+    cluster("apply", "-f", "-", input=yaml.safe_dump_all([template, pod]))
+    wait_for(cluster, "pod/trainer", "{.status.resourceClaimStatuses[0].resourceClaimName}",
              "solo")
-    name = kubectl("get", "pod", "trainer", "-n", "solo", "-o",
+    name = cluster("get", "pod", "trainer", "-n", "solo", "-o",
                    "jsonpath={.status.resourceClaimStatuses[0].resourceClaimName}")
-    claim = get(kubectl, "resourceclaim", name, "-n", "solo")
+    claim = get(cluster, "resourceclaim", name, "-n", "solo")
     assert claim["metadata"]["annotations"] == {"resource.kubernetes.io/pod-claim-name": "gpu"}
     assert claim["metadata"]["ownerReferences"][0]["name"] == "trainer"
-    assert "trainer-gpu-" in kubectl("get", "resourceclaims", "-n", "solo")
-    kubectl("delete", "pod", "trainer", "-n", "solo")
-    kubectl("wait", "--for=delete", f"resourceclaim/{name}", "-n", "solo", "--timeout=30s")
+    assert "trainer-gpu-" in cluster("get", "resourceclaims", "-n", "solo")
+    cluster("delete", "pod", "trainer", "-n", "solo")
+    cluster("wait", "--for=delete", f"resourceclaim/{name}", "-n", "solo", "--timeout=30s")
 
 
-def test_a_missing_template_is_reported_on_the_pod(kubectl: Kubectl) -> None:
-    kubectl("create", "namespace", "early")
-    kubectl("apply", "-f", "-", input=yaml.safe_dump({
+def test_a_missing_template_is_reported_on_the_pod(cluster: Kubectl) -> None:
+    cluster("create", "namespace", "early")
+    cluster("apply", "-f", "-", input=yaml.safe_dump({
         "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "eager", "namespace": "early"},
         "spec": {"containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10"}],
                  "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "later"}]}}))
-    wait_for(kubectl, "pod/eager", "{.status.conditions[0].reason}=Unschedulable", "early")
-    described = kubectl("describe", "pod", "eager", "-n", "early")
+    wait_for(cluster, "pod/eager", "{.status.conditions[0].reason}=Unschedulable", "early")
+    described = cluster("describe", "pod", "eager", "-n", "early")
     assert "FailedResourceClaimCreation" in described
     assert ('PodResourceClaim gpu: resource claim template "later": '
             'resourceclaimtemplate.resource.k8s.io "later" not found') in described
-    assert kubectl("get", "pod", "eager", "-n", "early", "-o",
+    assert cluster("get", "pod", "eager", "-n", "early", "-o",
                    "jsonpath={.status.phase}") == "Pending"
 
 

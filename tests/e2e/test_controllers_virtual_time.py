@@ -3,13 +3,16 @@ this process on a loopback port with a virtual clock, so an hour passes at once.
 
 kubectl runs in a thread while the event loop serves it; the test moves the clock between
 kubectl calls. Covered: a completed ResourcePoolStatusRequest is deleted after an hour, and a
-NoExecute DeviceTaintRule evicts a pod (at once, or after its tolerationSeconds), with the
-rule's condition updated after upstream's 10 s period.
+NoExecute DeviceTaintRule evicts a pod (at once, or after its claim's tolerationSeconds),
+with the rule's condition updated after upstream's 10 s period. The evictions run on the
+whole control plane with one emulated node: the scheduler allocates the pod's device and
+binds it, the node's kubelet runs it and finishes the deletion the controller starts.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -25,6 +28,7 @@ from fakeapi.cluster import ClusterConfig
 from fakeapi.controlplane import ControlPlane
 from fakeapi.kubeconfig import write_kubeconfig
 from fakeapi.server import create_app
+from kubelet_emu.settings import EmulatorSettings
 from tests.conftest import SEED_GATES, Kubectl
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -55,11 +59,13 @@ class Session:
         return json.loads(await self("get", *args, "-o", "json"))
 
 
-@pytest.fixture
-async def session(tmp_path: Path, kubectl_binary: str) -> AsyncIterator[Session]:
+@contextlib.asynccontextmanager
+async def serving(tmp_path: Path, kubectl_binary: str, components: str,
+                  emulator: EmulatorSettings | None = None) -> AsyncIterator[Session]:
+    """An in-process server on a virtual clock running `components`, and kubectl for it."""
     clock = VirtualClock()
     plane = ControlPlane(ClusterConfig(feature_gates=GATES, seed=9), clock=clock,
-                         components=COMPONENTS)
+                         components=components, emulator=emulator)
     app = create_app(plane.cluster, authenticator=authn.Authenticator(fallback=authn.UNSECURED),
                      checks=plane.health, metrics=plane.metrics_text)
     runner = web.AppRunner(app, access_log=None)
@@ -78,6 +84,21 @@ async def session(tmp_path: Path, kubectl_binary: str) -> AsyncIterator[Session]
         await plane.stop()
 
 
+@pytest.fixture
+async def session(tmp_path: Path, kubectl_binary: str) -> AsyncIterator[Session]:
+    async with serving(tmp_path, kubectl_binary, COMPONENTS) as s:
+        yield s
+
+
+@pytest.fixture
+async def cluster(tmp_path: Path, kubectl_binary: str) -> AsyncIterator[Session]:
+    """The whole control plane with one emulated node (worker-0, the default profile)."""
+    async with serving(tmp_path, kubectl_binary, "*",
+                       EmulatorSettings(nodes=1, state_dir=tmp_path / "state")) as s:
+        await s("wait", "--for=condition=Ready", "node/worker-0", "--timeout=30s")
+        yield s
+
+
 async def test_a_completed_request_is_deleted_after_an_hour(session: Session) -> None:
     await session("apply", "-f", str(DATA / "seeds" / "09-check-gpus-rpsr.yaml"))
     await session("wait", "--for=condition=Complete", "resourcepoolstatusrequest/check-gpus",
@@ -89,72 +110,68 @@ async def test_a_completed_request_is_deleted_after_an_hour(session: Session) ->
     assert 'resourcepoolstatusrequests.resource.k8s.io "check-gpus" not found' in stderr
 
 
-async def _running_pod(session: Session, name: str, tolerations: list[Any] | None = None) -> None:
-    """A pod bound to worker-1 whose claim is allocated gpu-0 and reserved for it, written as
-    the scheduler would write them."""
-    result: dict[str, Any] = {"request": "gpu", "driver": "gpu.example.com",
-                              "pool": "worker-1", "device": "gpu-0"}
+async def _running_pod(session: Session, name: str,
+                       tolerations: list[Any] | None = None) -> dict[str, Any]:
+    """A pod whose claim asks for a GPU (tolerating these taints), scheduled and running;
+    the device the scheduler allocated it."""
+    exactly: dict[str, Any] = {"deviceClassName": "gpu.example.com"}
     if tolerations:
-        result["tolerations"] = tolerations
+        exactly["tolerations"] = tolerations
     await session("apply", "-f", "-", input=yaml.safe_dump_all([
         {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
          "metadata": {"name": f"{name}-gpu", "namespace": "default"},
-         "spec": {"devices": {"requests": [
-             {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}},
+         "spec": {"devices": {"requests": [{"name": "gpu", "exactly": exactly}]}}},
         {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
-         "spec": {"nodeName": "worker-1",
-                  "containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10"}],
+         "spec": {"containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10"}],
                   "resourceClaims": [{"name": "gpu", "resourceClaimName": f"{name}-gpu"}]}}]))
-    uid = (await session.json("pod", name))["metadata"]["uid"]
-    await session("patch", "resourceclaim", f"{name}-gpu", "--type=merge", "-p", json.dumps(
-        {"metadata": {"finalizers": ["resource.kubernetes.io/delete-protection"]}}))
-    await session("patch", "resourceclaim", f"{name}-gpu", "--subresource=status",
-                  "--type=merge", "-p", json.dumps({"status": {
-                      "allocation": {"devices": {"results": [result]}},
-                      "reservedFor": [{"resource": "pods", "name": name, "uid": uid}]}}))
+    await session("wait", "--for=condition=Ready", f"pod/{name}", "--timeout=30s")
+    [result] = (await session.json("resourceclaim", f"{name}-gpu"))["status"]["allocation"][
+        "devices"]["results"]
+    assert result.get("tolerations") == tolerations  # the scheduler copies the request's
+    return dict(result)
 
 
-SLICE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-         "metadata": {"name": "worker-1-gpus"},
-         "spec": {"driver": "gpu.example.com", "nodeName": "worker-1",
-                  "pool": {"name": "worker-1", "generation": 1, "resourceSliceCount": 1},
-                  "devices": [{"name": "gpu-0"}]}}
-RULE = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule",
-        "metadata": {"name": "gpu-0-broken"},
-        "spec": {"deviceSelector": {"driver": "gpu.example.com", "pool": "worker-1",
-                                    "device": "gpu-0"},
-                 "taint": {"key": "gpu.example.com/unhealthy", "value": "ecc",
-                           "effect": "NoExecute"}}}
+def rule_for(device: dict[str, Any]) -> dict[str, Any]:
+    """A NoExecute DeviceTaintRule for one allocated device."""
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule",
+            "metadata": {"name": "gpu-broken"},
+            "spec": {"deviceSelector": {k: device[k] for k in ("driver", "pool", "device")},
+                     "taint": {"key": "gpu.example.com/unhealthy", "value": "ecc",
+                               "effect": "NoExecute"}}}
 
 
-async def test_a_no_execute_device_taint_rule_evicts_a_pod(session: Session) -> None:
-    await session("apply", "-f", "-", input=yaml.safe_dump(SLICE))
-    await _running_pod(session, "victim")
-    await session("apply", "-f", "-", input=yaml.safe_dump(RULE))
-    await session("wait", "--for=delete", "pod/victim", "--timeout=30s")
-    events = await session.json("events", "--field-selector", "involvedObject.name=victim")
-    assert [(e["reason"], e["message"]) for e in events["items"]] == [
-        ("DeviceTaintManagerEviction", "Marking for deletion")]
-    await session.clock.advance(10)  # upstream's status period
-    await session("wait", "--for=condition=EvictionInProgress=false",
-                  "devicetaintrule/gpu-0-broken", "--timeout=30s")
-    [condition] = (await session.json("devicetaintrule", "gpu-0-broken"))["status"]["conditions"]
+async def test_a_no_execute_device_taint_rule_evicts_a_pod(cluster: Session) -> None:
+    device = await _running_pod(cluster, "victim")
+    await cluster("apply", "-f", "-", input=yaml.safe_dump(rule_for(device)))
+    await cluster("wait", "--for=delete", "pod/victim", "--timeout=30s")  # the kubelet confirmed
+    events = await cluster.json("events", "--field-selector", "involvedObject.name=victim")
+    assert [(e["source"]["component"], e["reason"], e["message"]) for e in events["items"]] == [
+        ("default-scheduler", "Scheduled", "Successfully assigned default/victim to worker-0"),
+        ("device-taint-eviction-controller", "DeviceTaintManagerEviction",
+         "Marking for deletion")]
+    await cluster.clock.advance(10)  # upstream's status period
+    await cluster("wait", "--for=condition=EvictionInProgress=false",
+                  "devicetaintrule/gpu-broken", "--timeout=30s")
+    [condition] = (await cluster.json("devicetaintrule", "gpu-broken"))["status"]["conditions"]
     assert (condition["reason"], condition["message"]) == (
         "Completed", "1 pod evicted since starting the controller.")
+    # the claim is free again: the claim controller deallocated it once the pod was gone
+    assert (await cluster.json("resourceclaim", "victim-gpu"))["status"] == {}
 
 
-async def test_toleration_seconds_delay_the_eviction(session: Session) -> None:
-    await session("apply", "-f", "-", input=yaml.safe_dump(SLICE))
-    await _running_pod(session, "patient", tolerations=[{
+async def test_toleration_seconds_delay_the_eviction(cluster: Session) -> None:
+    device = await _running_pod(cluster, "patient", tolerations=[{
         "key": "gpu.example.com/unhealthy", "operator": "Exists", "effect": "NoExecute",
         "tolerationSeconds": 60}])
-    await session("apply", "-f", "-", input=yaml.safe_dump(RULE))
-    await session("wait", "--for=condition=EvictionInProgress=true",
-                  "devicetaintrule/gpu-0-broken", "--timeout=30s")
-    message = await session("get", "devicetaintrule", "gpu-0-broken", "-o",
+    await cluster("apply", "-f", "-", input=yaml.safe_dump(rule_for(device)))
+    await cluster("wait", "--for=condition=EvictionInProgress=true",
+                  "devicetaintrule/gpu-broken", "--timeout=30s")
+    message = await cluster("get", "devicetaintrule", "gpu-broken", "-o",
                             "jsonpath={.status.conditions[0].message}")
     assert message == "1 pod needs to be evicted in 1 namespace."
-    await session.clock.advance(59)
-    assert (await session.json("pod", "patient"))["metadata"]["name"] == "patient"
-    await session.clock.advance(1)
-    await session("wait", "--for=delete", "pod/patient", "--timeout=30s")
+    await cluster.clock.advance(59)
+    patient = await cluster.json("pod", "patient")
+    assert "deletionTimestamp" not in patient["metadata"]
+    assert patient["status"]["phase"] == "Running"
+    await cluster.clock.advance(1)
+    await cluster("wait", "--for=delete", "pod/patient", "--timeout=30s")

@@ -4,10 +4,12 @@ and test/e2e (commit 31914ce): the `declare -x GPU_DEVICE_<id>="gpu-<n>"` lines,
 shared GPUs, sharing strategies, DRA_ADMIN_ACCESS, NET_DEVICE rates, consumed capacity, the
 device status data, the metadata files.
 
-Until the scheduler and the claim controller exist, this test plays them with kubectl: it
-creates the template claims, writes each allocation (the devices tests/data/kubelet_emu/
-demos.yaml names) and reservation, and binds the pods through pods/binding. The container
-logs are read with `kubelet_emu.logs.read_log`, the log source `kubectl logs` will use.
+The whole control plane does its part, as on a cluster: the claim controller creates the
+template claims, the scheduler allocates, reserves and binds, the emulated kubelet prepares
+and runs. Each claim's allocation is checked against tests/data/kubelet_emu/demos.yaml (its
+requests, consumed capacity and share ids, admin access, the node selector, who it is
+reserved for) before the README's checks. The container logs are read with
+`kubelet_emu.logs.read_log`, the log source of `kubectl logs`.
 """
 
 from __future__ import annotations
@@ -16,20 +18,16 @@ import json
 import re
 import time
 from collections.abc import Iterator
+from fractions import Fraction
 from typing import Any
 
 import pytest
 import yaml
 
+from fakeapi.validation.quantity import parse_quantity
 from kubelet_emu.logs import read_log
 from kubelet_emu.metadata import read_stream
 from tests.conftest import ROOT, Kubectl, ServerProcess, start_server
-from tests.kubelet_emu.scheduling import (
-    allocation,
-    claim_for_template,
-    claim_statuses,
-    pod_reference,
-)
 
 SCENARIOS = yaml.safe_load((ROOT / "tests" / "data" / "kubelet_emu" / "demos.yaml").read_text())
 DEMO = "export; trap 'exit 0' TERM; sleep 9999 & wait"
@@ -124,61 +122,61 @@ def manifest(scenario: Obj) -> list[Obj]:
     return docs
 
 
-# ----- the scheduler's and the claim controller's part, with kubectl --------------------------
+# ----- what the scheduler and the claim controller did -------------------------------------
 
 
 def get(k: Kubectl, *args: str) -> Obj:
     return json.loads(k("get", *args, "-o", "json"))
 
 
-def patch_status(k: Kubectl, what: str, ns: str, body: Obj) -> None:
-    k("patch", what, "-n", ns, "--subresource=status", "--type=merge", "-p", json.dumps(body))
+NODE_SELECTOR = {"nodeSelectorTerms": [{"matchFields": [
+    {"key": "metadata.name", "operator": "In", "values": [NODE]}]}]}
 
 
-def schedule(k: Kubectl, scenario: Obj) -> None:
-    """Create the template claims, allocate and reserve every claim, bind every pod."""
+def claim_status(k: Kubectl, ns: str, key: str) -> Obj:
+    """The status of the claim a scenario key names: `claim/<name>`, or `<pod>/<pod claim>`
+    (the claim generated for the pod, as its status records)."""
+    owner, _, name = key.partition("/")
+    if owner != "claim":
+        pod = get(k, "pod", owner, "-n", ns)
+        name = {s["name"]: s["resourceClaimName"]
+                for s in pod["status"]["resourceClaimStatuses"]}[name]
+    return dict(get(k, "resourceclaim", name, "-n", ns)["status"])
+
+
+def users_of(scenario: Obj, key: str) -> list[str]:
+    """The pods a claim is for: the template claim's pod, or every pod naming the claim."""
+    owner, _, name = key.partition("/")
+    if owner != "claim":
+        return [owner]
+    return sorted(d["name"] for d in scenario["manifest"] if d["kind"] == "Pod"
+                  and any(c.get("claim") == name for c in d["claims"]))
+
+
+def amounts(capacity: dict[str, str]) -> dict[str, Fraction]:
+    """Quantities by value (upstream writes a rounded-up amount in BinarySI: 10G is
+    `9765625Ki`)."""
+    return {name: parse_quantity(str(q)) for name, q in capacity.items()}
+
+
+def check_allocations(k: Kubectl, scenario: Obj) -> None:
     ns = scenario["name"]
-    pods = [get(k, "pod", d["name"], "-n", ns) for d in scenario["manifest"]
-            if d["kind"] == "Pod"]
-    users: dict[str, list[Obj]] = {}
-    keys: dict[str, str] = {}
-    for pod in pods:
-        for rc in pod["spec"]["resourceClaims"]:
-            if rc.get("resourceClaimTemplateName"):
-                template = get(k, "resourceclaimtemplate", rc["resourceClaimTemplateName"],
-                               "-n", ns)
-                made = json.loads(k("create", "-o", "json", "-f", "-", input=json.dumps(
-                    claim_for_template(pod, rc["name"], template))))
-                name = made["metadata"]["name"]
-                pod = get(k, "pod", pod["metadata"]["name"], "-n", ns)
-                patch_status(k, f"pod/{pod['metadata']['name']}", ns, {"status": {
-                    "resourceClaimStatuses": claim_statuses(pod, rc["name"], name)}})
-                keys[name] = f"{pod['metadata']['name']}/{rc['name']}"
-            else:
-                name = rc["resourceClaimName"]
-                keys[name] = f"claim/{name}"
-            users.setdefault(name, []).append(pod)
-    for name, using in users.items():
-        claim = get(k, "resourceclaim", name, "-n", ns)
-        picks, consumed, shares = [], {}, {}
-        for entry in scenario["allocate"][keys[name]]:
-            request, device = entry[0], entry[1]
-            picks.append((request, claim_driver(scenario), device))
-            if len(entry) > 2:
-                consumed[device] = entry[2]
-            if len(entry) > 3:
-                shares[device] = entry[3]
-        status = {"allocation": allocation(
-            claim, NODE, picks, lambda c: get(k, "deviceclass", c), consumed=consumed,
-            share_ids=shares, admin_access=bool(scenario.get("admin_access"))),
-            "reservedFor": [pod_reference(p) for p in using]}
-        patch_status(k, f"resourceclaim/{name}", ns, {"status": status})
-    for pod in pods:
-        binding = {"apiVersion": "v1", "kind": "Binding",
-                   "metadata": {"name": pod["metadata"]["name"]},
-                   "target": {"apiVersion": "v1", "kind": "Node", "name": NODE}}
-        k("create", "--raw", f"/api/v1/namespaces/{ns}/pods/{pod['metadata']['name']}/binding",
-          "-f", "-", input=json.dumps(binding))
+    for key, wanted in scenario["allocated"].items():
+        status = claim_status(k, ns, key)
+        results = status["allocation"]["devices"]["results"]
+        assert [[r["request"], *([amounts(r["consumedCapacity"])] if "consumedCapacity" in r
+                                 else [])] for r in results] == [
+            [w[0], *(amounts(c) for c in w[1:])] for w in wanted], (key, results)
+        # a device that allows multiple allocations: each allocation has a share of its own
+        assert all(bool(r.get("shareID")) == ("consumedCapacity" in r) for r in results)
+        assert len({r.get("shareID") for r in results if r.get("shareID")}) == len(
+            [r for r in results if r.get("shareID")])
+        assert all(r.get("adminAccess", False) == bool(scenario.get("admin_access"))
+                   for r in results), results
+        assert all(r["driver"] == claim_driver(scenario) and r["pool"] == NODE
+                   for r in results), results
+        assert status["allocation"]["nodeSelector"] == NODE_SELECTOR
+        assert sorted(ref["name"] for ref in status["reservedFor"]) == users_of(scenario, key)
 
 
 def claim_driver(scenario: Obj) -> str:
@@ -289,11 +287,11 @@ def test_the_example_drivers_demo_scenarios(
     ns = scenario["name"]
     k("wait", "--for=condition=Ready", f"node/{NODE}", "--timeout=30s")
     k("apply", "-f", "-", input=yaml.safe_dump_all(manifest(scenario)))
-    schedule(k, scenario)
     k("wait", "--for=condition=Ready", "pod", "--all", "-n", ns, "--timeout=60s")
-    out = k("get", "pods", "-n", ns)
-    assert all(line.split()[1:3] == [line.split()[1], "Running"]
+    out = k("get", "pods", "-n", ns, "-o", "wide")
+    assert all(line.split()[2] == "Running" and line.split()[6] == NODE
                for line in out.splitlines()[1:]), out
+    check_allocations(k, scenario)
     run_checks(srv, k, scenario)
     # cleanup as the example's README does it; the pods' claims are unprepared with them
     k("delete", "-f", "-", "--timeout=60s", "--ignore-not-found",

@@ -15,17 +15,22 @@ import pytest
 import yaml
 
 from tests.conftest import Kubectl, ServerProcess, start_server
-from tests.e2e.test_example_driver_demos import manifest, schedule
+from tests.e2e.test_example_driver_demos import manifest
 
 SCENARIO = {"name": "faults", "manifest": [
     {"kind": "ResourceClaim", "name": "gpu-claim", "requests": [{"name": "gpu"}]},
     {"kind": "Pod", "name": "pod0", "claims": [{"name": "gpu", "claim": "gpu-claim"}],
-     "containers": ["ctr0"]}],
-    "allocate": {"claim/gpu-claim": [["gpu", "gpu-0"]]}}
+     "containers": ["ctr0"]}]}
 FAULT = {"apiVersion": "emulator.fakeapi.dev/v1alpha1", "kind": "DeviceFault",
          "metadata": {"name": "gpu-0-ecc"},
          "spec": {"nodeName": "worker-0", "driver": "gpu.example.com", "device": "gpu-0",
                   "message": "ECC error count exceeded threshold"}}
+
+
+def fault_for(device: str) -> dict[str, Any]:
+    """The fault, for the device the scheduler allocated."""
+    return {**FAULT, "metadata": {"name": f"{device}-ecc"},
+            "spec": {**FAULT["spec"], "device": device}}
 
 
 @pytest.fixture(scope="module")
@@ -60,21 +65,24 @@ def test_a_device_fault_shows_in_the_pod_and_deleting_it_heals(
         k: Kubectl, srv: ServerProcess) -> None:
     k("wait", "--for=condition=Ready", "node/worker-0", "--timeout=30s")
     k("apply", "-f", "-", input=yaml.safe_dump_all(manifest(SCENARIO)))
-    schedule(k, SCENARIO)
     k("wait", "--for=condition=Ready", "pod/pod0", "-n", "faults", "--timeout=60s")
+    [result] = json.loads(k("get", "resourceclaim", "gpu-claim", "-n", "faults", "-o", "json"))[
+        "status"]["allocation"]["devices"]["results"]  # the scheduler's pick
+    device = result["device"]
+    assert (result["driver"], result["pool"]) == ("gpu.example.com", "worker-0")
     assert wait_health(k, "Healthy") == [{"name": "claim:gpu", "resources": [
-        {"resourceID": "gpu.example.com/worker-0/gpu-0", "health": "Healthy"}]}]
+        {"resourceID": f"gpu.example.com/worker-0/{device}", "health": "Healthy"}]}]
 
-    k("apply", "-f", "-", input=yaml.safe_dump(FAULT))
+    k("apply", "-f", "-", input=yaml.safe_dump(fault_for(device)))
     [entry] = wait_health(k, "Unhealthy")
     assert entry["resources"][0]["message"] == "ECC error count exceeded threshold"
     table = k("get", "devicefaults").splitlines()
     assert table[0].split() == ["NAME", "NODE", "DRIVER", "DEVICE", "MODE", "AGE"]
-    assert table[1].split()[:5] == ["gpu-0-ecc", "worker-0", "gpu.example.com", "gpu-0",
+    assert table[1].split()[:5] == [f"{device}-ecc", "worker-0", "gpu.example.com", device,
                                     "Unhealthy"]
-    assert "gpu-0-ecc" in k("get", "faults")  # the kinds' category
+    assert f"{device}-ecc" in k("get", "faults")  # the kinds' category
 
-    k("delete", "devicefault", "gpu-0-ecc")
+    k("delete", "devicefault", f"{device}-ecc")
     assert "message" not in wait_health(k, "Healthy")[0]["resources"][0]
 
     files = lambda: list((srv.data_dir / "nodes" / "worker-0").rglob(  # noqa: E731

@@ -18,6 +18,15 @@ SLICES = "resourceslices.resource.k8s.io"
 CLAIMS = "resourceclaims.resource.k8s.io"
 CLASSES = "deviceclasses.resource.k8s.io"
 LEASES = "leases.coordination.k8s.io"
+WITH_SCHEDULING = "kubelet,scheduler,resource-claim-controller"
+"""The emulated kubelets with the components that make and allocate their pods' claims,
+reserve them and bind the pods, as on a cluster."""
+
+
+def device_index(index: int, driver: str = "gpu.example.com") -> dict[str, Any]:
+    """A CEL selector for the example driver's device with this `index` attribute (`gpu-2`
+    has index 2), to make the scheduler pick it."""
+    return {"cel": {"expression": f"device.attributes['{driver}'].index == {index}"}}
 
 
 @contextlib.asynccontextmanager

@@ -1,7 +1,8 @@
-"""Claims on emulated nodes, on a virtual clock: a pod waits until its claims are allocated
-and reserved for it; each claim is prepared by its drivers (CDI spec, device-metadata
-files), the container sees the CDI environment and mounts; unprepare removes the files; a
-claim shared by pods is prepared once; drivers refuse bad configs as the example driver."""
+"""Claims on emulated nodes, on a virtual clock, with the claim controller and the scheduler
+doing their part: each claim is prepared by its drivers (CDI spec, device-metadata files),
+the container sees the CDI environment and mounts; unprepare removes the files; a claim
+shared by pods is prepared once; drivers refuse bad configs as the example driver; a pod
+bound behind the scheduler's back waits until its claims are allocated and reserved."""
 
 from __future__ import annotations
 
@@ -13,8 +14,7 @@ import pytest
 
 from fakeapi.client import Client
 from kubelet_emu.metadata import read_stream
-from tests.kubelet_emu.harness import CLAIMS, emulated_plane
-from tests.kubelet_emu.scheduling import allocate, claim_from_template, reserve
+from tests.kubelet_emu.harness import CLAIMS, WITH_SCHEDULING, device_index, emulated_plane
 
 DEMO = "export; trap 'exit 0' TERM; sleep 9999 & wait"
 GPU = "gpu.example.com"
@@ -26,13 +26,17 @@ def admin(plane: Any) -> Client:
 
 
 def demo_pod(name: str, claims: list[dict[str, Any]], *, containers: int = 1,
-             refs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    return {"metadata": {"name": name, "namespace": "default"}, "spec": {
-        "nodeName": "worker-0", "resourceClaims": claims,
+             refs: list[dict[str, Any]] | None = None, node: str = "") -> dict[str, Any]:
+    """A pod for the scheduler (or bound to `node` already, behind its back)."""
+    spec: dict[str, Any] = {
+        "resourceClaims": claims,
         "containers": [{"name": f"ctr{i}", "image": "ubuntu:22.04",
                         "command": ["bash", "-c"], "args": [DEMO],
                         "resources": {"claims": refs or [{"name": claims[0]["name"]}]}}
-                       for i in range(containers)]}}
+                       for i in range(containers)]}
+    if node:
+        spec["nodeName"] = node
+    return {"metadata": {"name": name, "namespace": "default"}, "spec": spec}
 
 
 def claim(name: str, requests: list[dict[str, Any]], config: list[dict[str, Any]] | None = None
@@ -43,8 +47,12 @@ def claim(name: str, requests: list[dict[str, Any]], config: list[dict[str, Any]
     return {"metadata": {"name": name, "namespace": "default"}, "spec": {"devices": devices}}
 
 
-def gpu_request(name: str = "gpu", **extra: Any) -> dict[str, Any]:
-    return {"name": name, "exactly": {"deviceClassName": GPU, **extra}}
+def gpu_request(name: str = "gpu", index: int | None = None, **extra: Any) -> dict[str, Any]:
+    """A request for one GPU (the one with this index, when given)."""
+    exactly: dict[str, Any] = {"deviceClassName": GPU, **extra}
+    if index is not None:
+        exactly["selectors"] = [device_index(index)]
+    return {"name": name, "exactly": exactly}
 
 
 def log_of(plane: Any, pod: str, container: str = "ctr0") -> str:
@@ -62,49 +70,34 @@ def env_of(log: str) -> dict[str, str]:
     return out
 
 
-async def run_with_claim(plane: Any, c: Client, pod_body: dict[str, Any],
-                         picks: list[tuple[str, str, str]], **kw: Any) -> dict[str, Any]:
-    created = await c.create("pods", pod_body)
-    rc = pod_body["spec"]["resourceClaims"][0]
-    if rc.get("resourceClaimTemplateName"):
-        the_claim = await claim_from_template(c, created, rc["name"])
-    else:
-        the_claim = await c.get(CLAIMS, rc["resourceClaimName"], "default")
-        if (the_claim.get("status") or {}).get("allocation"):
-            await reserve(c, the_claim, created)
-            await plane.settle()
-            return the_claim
-    await allocate(c, the_claim, "worker-0", picks, **kw)
-    await reserve(c, the_claim, created)
+async def run(plane: Any, c: Client, pod_body: dict[str, Any]) -> dict[str, Any]:
+    """Create the pod and let the control plane work; the pod as it ends up."""
+    await c.create("pods", pod_body)
     await plane.settle()
-    return the_claim
+    return await c.get("pods", pod_body["metadata"]["name"], "default")
 
 
-async def test_a_pod_waits_for_its_claim_then_runs_with_the_cdi_environment(
-        tmp_path: Path) -> None:
-    async with emulated_plane(tmp_path, nodes=1) as plane:
+async def claim_of(c: Client, pod: dict[str, Any], pod_claim: str) -> dict[str, Any]:
+    """The ResourceClaim behind one of the pod's claims (named, or made from its template)."""
+    [entry] = [e for e in pod["spec"]["resourceClaims"] if e["name"] == pod_claim]
+    name = entry.get("resourceClaimName") or {
+        s["name"]: s["resourceClaimName"] for s in pod["status"]["resourceClaimStatuses"]
+    }[pod_claim]
+    return await c.get(CLAIMS, name, "default")
+
+
+async def test_a_scheduled_pod_runs_with_the_cdi_environment(tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path, nodes=1, components=WITH_SCHEDULING) as plane:
         c = admin(plane)
         await c.create("resourceclaimtemplates.resource.k8s.io", {
             "metadata": {"name": "single-gpu", "namespace": "default"},
-            "spec": {"spec": {"devices": {"requests": [gpu_request()]}}}})
-        body = demo_pod("pod0", [{"name": "gpu", "resourceClaimTemplateName": "single-gpu"}])
-        created = await c.create("pods", body)
-        await plane.settle()
-        p = await c.get("pods", "pod0", "default")
-        assert p["status"]["phase"] == "Pending"
-        assert p["status"]["containerStatuses"][0]["state"] == {
-            "waiting": {"reason": "ContainerCreating"}}
-        the_claim = await claim_from_template(c, created, "gpu")
-        await plane.settle()
-        assert (await c.get("pods", "pod0", "default"))["status"]["phase"] == "Pending"
-        await allocate(c, the_claim, "worker-0", [("gpu", GPU, "gpu-2")])
-        await plane.settle()  # allocated, not reserved: still waiting
-        assert (await c.get("pods", "pod0", "default"))["status"]["phase"] == "Pending"
-        events = await c.list("events", "default")
-        assert any("is not allowed to use ResourceClaim" in e["message"] for e in events)
-        await reserve(c, the_claim, created)
-        await plane.settle()
-        assert (await c.get("pods", "pod0", "default"))["status"]["phase"] == "Running"
+            "spec": {"spec": {"devices": {"requests": [gpu_request(index=2)]}}}})
+        p = await run(plane, c, demo_pod("pod0", [
+            {"name": "gpu", "resourceClaimTemplateName": "single-gpu"}]))
+        assert (p["spec"]["nodeName"], p["status"]["phase"]) == ("worker-0", "Running")
+        the_claim = await claim_of(c, p, "gpu")
+        assert [r["device"] for r in the_claim["status"]["allocation"]["devices"][
+            "results"]] == ["gpu-2"]
         env = env_of(log_of(plane, "pod0"))
         assert env["GPU_DEVICE_2"] == "gpu-2"
         assert env["GPU_DEVICE_2_SHARING_STRATEGY"] == "TimeSlicing"
@@ -153,18 +146,53 @@ async def test_a_pod_waits_for_its_claim_then_runs_with_the_cdi_environment(
 
         await c.delete("pods", "pod0", "default")
         await plane.settle()
+        assert await c.list("pods", "default") == []  # its kubelet confirmed the deletion
         assert not list((tmp_path / "nodes").rglob("metadata.json"))
         assert sorted(p.name for p in cdi_dir.iterdir()) == [f"k8s.{GPU}-gpu_common.json"]
 
 
-async def test_a_claim_shared_by_pods_is_prepared_once(tmp_path: Path) -> None:
-    async with emulated_plane(tmp_path, nodes=1) as plane:
+@pytest.mark.parametrize(("claims", "waiting_for"), [
+    ([{"name": "gpu", "resourceClaimTemplateName": "single-gpu"}],
+     "waiting for the ResourceClaim of pod claim gpu to be created"),
+    ([{"name": "gpu", "resourceClaimName": "missing"}],
+     "failed to fetch ResourceClaim missing referenced by pod default/late: "
+     'resourceclaim.resource.k8s.io "missing" not found'),
+    ([{"name": "gpu", "resourceClaimName": "idle"}], "claim default/idle is not allocated"),
+    ([{"name": "gpu", "resourceClaimName": "taken"}],
+     "pod late ({uid}) is not allowed to use ResourceClaim default/taken"),
+], ids=["template-claim-not-made", "claim-missing", "not-allocated", "not-reserved"])
+async def test_a_pod_bound_behind_the_schedulers_back_waits_for_its_claims(
+        tmp_path: Path, claims: list[dict[str, Any]], waiting_for: str) -> None:
+    """Without the claim controller, nobody makes template claims or reserves claims for a
+    pod created with spec.nodeName (the scheduler leaves such pods alone)."""
+    async with emulated_plane(tmp_path, nodes=1, components="kubelet,scheduler") as plane:
         c = admin(plane)
-        shared = await c.create(CLAIMS, claim("single-gpu", [gpu_request()]))
-        await allocate(c, shared, "worker-0", [("gpu", GPU, "gpu-0")])
+        await c.create(CLAIMS, claim("idle", [gpu_request()]))
+        await c.create(CLAIMS, claim("taken", [gpu_request()]))
+        owner = await run(plane, c, demo_pod("owner", [
+            {"name": "gpu", "resourceClaimName": "taken"}]))  # allocated, reserved for it
+        assert owner["status"]["phase"] == "Running"
+        p = await run(plane, c, demo_pod("late", claims, node="worker-0"))
+        assert p["status"]["phase"] == "Pending"
+        assert p["status"]["containerStatuses"][0]["state"] == {
+            "waiting": {"reason": "ContainerCreating"}}
+        [event] = [e for e in await c.list("events", "default")
+                   if e["involvedObject"]["name"] == "late"]
+        assert (event["type"], event["reason"], event["source"]) == (
+            "Warning", "FailedPrepareDynamicResources",
+            {"component": "kubelet", "host": "worker-0"})
+        assert event["message"] == waiting_for.format(uid=p["metadata"]["uid"])
+
+
+async def test_a_claim_shared_by_pods_is_prepared_once(tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path, nodes=1, components=WITH_SCHEDULING) as plane:
+        c = admin(plane)
+        shared = await c.create(CLAIMS, claim("single-gpu", [gpu_request(index=0)]))
         for name in ("pod0", "pod1"):
-            await run_with_claim(plane, c, demo_pod(name, [
-                {"name": "shared-gpu", "resourceClaimName": "single-gpu"}]), [])
+            await run(plane, c, demo_pod(name, [
+                {"name": "shared-gpu", "resourceClaimName": "single-gpu"}]))
+        reserved = (await c.get(CLAIMS, "single-gpu", "default"))["status"]["reservedFor"]
+        assert sorted(r["name"] for r in reserved) == ["pod0", "pod1"]
         for name in ("pod0", "pod1"):
             assert (await c.get("pods", name, "default"))["status"]["phase"] == "Running"
             assert env_of(log_of(plane, name))["GPU_DEVICE_0"] == "gpu-0"
@@ -197,12 +225,11 @@ async def test_a_claim_shared_by_pods_is_prepared_once(tmp_path: Path) -> None:
 async def test_gpu_configs_set_the_sharing_environment(tmp_path: Path, config: dict[str, Any],
                                                        want: dict[str, str]) -> None:
     params = {"apiVersion": "gpu.resource.example.com/v1alpha1", "kind": "GpuConfig", **config}
-    async with emulated_plane(tmp_path, nodes=1) as plane:
+    async with emulated_plane(tmp_path, nodes=1, components=WITH_SCHEDULING) as plane:
         c = admin(plane)
-        await c.create(CLAIMS, claim("cfg", [gpu_request()], [
+        await c.create(CLAIMS, claim("cfg", [gpu_request(index=5)], [
             {"requests": ["gpu"], "opaque": {"driver": GPU, "parameters": params}}]))
-        await run_with_claim(plane, c, demo_pod("p", [
-            {"name": "gpu", "resourceClaimName": "cfg"}]), [("gpu", GPU, "gpu-5")])
+        await run(plane, c, demo_pod("p", [{"name": "gpu", "resourceClaimName": "cfg"}]))
         env = env_of(log_of(plane, "p"))
         assert {k.removeprefix("GPU_DEVICE_5_"): v for k, v in env.items()
                 if k.startswith("GPU_DEVICE_5_") and "RESOURCE_CLAIM" not in k} == want
@@ -215,21 +242,24 @@ async def test_the_last_matching_config_wins_and_claim_configs_beat_class_config
             "apiVersion": "gpu.resource.example.com/v1alpha1", "kind": "GpuConfig",
             "sharing": {"strategy": "TimeSlicing", "timeSlicingConfig": {
                 "interval": interval}}}}}
-    async with emulated_plane(tmp_path, nodes=1) as plane:
+    async with emulated_plane(tmp_path, nodes=1, components=WITH_SCHEDULING) as plane:
         c = admin(plane)
         cls = await c.get("deviceclasses.resource.k8s.io", GPU)
         cls["spec"]["config"] = [gpu_config("Short")]
         await c.update("deviceclasses.resource.k8s.io", cls)
         await c.create(CLAIMS, claim("cfg", [
-            gpu_request("a"),
-            {"name": "b", "firstAvailable": [{"name": "sub", "deviceClassName": GPU}]},
-            gpu_request("c")], [
+            gpu_request("a", index=0),
+            {"name": "b", "firstAvailable": [{"name": "sub", "deviceClassName": GPU,
+                                              "selectors": [device_index(1)]}]},
+            gpu_request("c", index=2)], [
             {"requests": ["a"], **gpu_config("Medium")},
             {"requests": ["a"], **gpu_config("Long")},
             {"requests": ["b"], **gpu_config("Long")}]))
-        await run_with_claim(plane, c, demo_pod("p", [{"name": "g", "resourceClaimName": "cfg"}]),
-                             [("a", GPU, "gpu-0"), ("b/sub", GPU, "gpu-1"),
-                              ("c", GPU, "gpu-2")])
+        await run(plane, c, demo_pod("p", [{"name": "g", "resourceClaimName": "cfg"}]))
+        results = (await c.get(CLAIMS, "cfg", "default"))["status"]["allocation"]["devices"][
+            "results"]
+        assert [(r["request"], r["device"]) for r in results] == [
+            ("a", "gpu-0"), ("b/sub", "gpu-1"), ("c", "gpu-2")]
         env = env_of(log_of(plane, "p"))
         assert env["GPU_DEVICE_0_TIMESLICE_INTERVAL"] == "Long"   # the last claim config for a
         assert env["GPU_DEVICE_1_TIMESLICE_INTERVAL"] == "Short"  # "b" is not "b/sub": exact
@@ -247,13 +277,12 @@ async def test_the_last_matching_config_wins_and_claim_configs_beat_class_config
 async def test_bad_configs_fail_preparation_with_the_drivers_message(
         tmp_path: Path, params: dict[str, Any], message: str) -> None:
     params = {"apiVersion": "gpu.resource.example.com/v1alpha1", "kind": "GpuConfig", **params}
-    async with emulated_plane(tmp_path, nodes=1) as plane:
+    async with emulated_plane(tmp_path, nodes=1, components=WITH_SCHEDULING) as plane:
         c = admin(plane)
         await c.create(CLAIMS, claim("bad", [gpu_request()], [
             {"opaque": {"driver": GPU, "parameters": params}}]))
-        await run_with_claim(plane, c, demo_pod("p", [{"name": "g", "resourceClaimName": "bad"}]),
-                             [("gpu", GPU, "gpu-0")])
-        assert (await c.get("pods", "p", "default"))["status"]["phase"] == "Pending"
+        p = await run(plane, c, demo_pod("p", [{"name": "g", "resourceClaimName": "bad"}]))
+        assert (p["spec"]["nodeName"], p["status"]["phase"]) == ("worker-0", "Pending")
         events = [e for e in await c.list("events", "default")
                   if e["reason"] == "FailedPrepareDynamicResources"]
         assert any(message in e["message"] for e in events), [e["message"] for e in events]
@@ -261,18 +290,18 @@ async def test_bad_configs_fail_preparation_with_the_drivers_message(
 
 
 async def test_the_nic_writes_network_status_and_deferred_metadata(tmp_path: Path) -> None:
-    async with emulated_plane(tmp_path, nodes=1) as plane:
+    async with emulated_plane(tmp_path, nodes=1, components=WITH_SCHEDULING) as plane:
         c = admin(plane)
         nic = await c.create(CLAIMS, claim("macvlan-eth0", [
-            {"name": "macvlan-eth0", "exactly": {"deviceClassName": NIC}}]))
-        await run_with_claim(plane, c, demo_pod("p", [
-            {"name": "net", "resourceClaimName": "macvlan-eth0"}]),
-            [("macvlan-eth0", NIC, "nic-0")], consumed={"nic-0": {"bandwidth": "1G"}},
-            share_ids={"nic-0": "8e7acdf9-0290-4ecd-a801-a654b021d2b7"})
+            {"name": "macvlan-eth0", "exactly": {"deviceClassName": NIC,
+                                                 "selectors": [device_index(0, NIC)]}}]))
+        await run(plane, c, demo_pod("p", [{"name": "net", "resourceClaimName": "macvlan-eth0"}]))
         stored = await c.get(CLAIMS, "macvlan-eth0", "default")
+        [result] = stored["status"]["allocation"]["devices"]["results"]
+        assert result["consumedCapacity"] == {"bandwidth": "1G"}  # the capacity's default
         [entry] = stored["status"]["devices"]
         assert (entry["driver"], entry["pool"], entry["device"], entry["shareID"]) == (
-            NIC, "worker-0", "nic-0", "8e7acdf9-0290-4ecd-a801-a654b021d2b7")
+            NIC, "worker-0", "nic-0", result["shareID"])
         [cond] = entry["conditions"]
         assert (cond["type"], cond["status"], cond["reason"]) == ("NetworkReady", "True",
                                                                   "NetworkReady")

@@ -12,8 +12,7 @@ import pytest
 
 from fakeapi.client import Client
 from fakeapi.errors import ApiError
-from tests.kubelet_emu.harness import CLAIMS, LEASES, emulated_plane
-from tests.kubelet_emu.scheduling import allocate, reserve
+from tests.kubelet_emu.harness import CLAIMS, LEASES, WITH_SCHEDULING, device_index, emulated_plane
 
 DEVICE_FAULTS = "devicefaults.emulator.fakeapi.dev"
 NODE_FAULTS = "nodefaults.emulator.fakeapi.dev"
@@ -26,18 +25,18 @@ def admin(plane: Any) -> Client:
 
 async def gpu_pod(plane: Any, c: Client, *, script: str = "sleep 9999",
                   policy: str = "Always") -> None:
-    claim = await c.create(CLAIMS, {"metadata": {"name": "g", "namespace": "default"},
-                                    "spec": {"devices": {"requests": [
-                                        {"name": "gpu", "exactly": {"deviceClassName": GPU}}]}}})
-    pod = await c.create("pods", {"metadata": {"name": "p", "namespace": "default"}, "spec": {
-        "nodeName": "worker-0", "restartPolicy": policy,
-        "resourceClaims": [{"name": "gpu", "resourceClaimName": "g"}],
+    """A pod using gpu-2 of worker-0 (picked by a selector), scheduled and running."""
+    await c.create(CLAIMS, {"metadata": {"name": "g", "namespace": "default"},
+                            "spec": {"devices": {"requests": [
+                                {"name": "gpu", "exactly": {"deviceClassName": GPU,
+                                                            "selectors": [device_index(2)]}}]}}})
+    await c.create("pods", {"metadata": {"name": "p", "namespace": "default"}, "spec": {
+        "restartPolicy": policy, "resourceClaims": [{"name": "gpu", "resourceClaimName": "g"}],
         "containers": [{"name": "ctr0", "image": "ubuntu", "command": ["bash", "-c", script],
                         "resources": {"claims": [{"name": "gpu", "request": "gpu"}]}},
                        {"name": "sidecar", "image": "busybox"}]}})
-    await allocate(c, claim, "worker-0", [("gpu", GPU, "gpu-2")])
-    await reserve(c, claim, pod)
     await plane.settle()
+    assert (await c.get("pods", "p", "default"))["spec"]["nodeName"] == "worker-0"
 
 
 async def health_of(c: Client) -> list[dict[str, Any]]:
@@ -55,7 +54,7 @@ def fault(name: str, **spec: Any) -> dict[str, Any]:
 
 async def test_a_device_fault_turns_the_pod_status_unhealthy_until_deleted(
         tmp_path: Path) -> None:
-    async with emulated_plane(tmp_path, nodes=1) as plane:
+    async with emulated_plane(tmp_path, nodes=1, components=WITH_SCHEDULING) as plane:
         c = admin(plane)
         await gpu_pod(plane, c)
         assert await health_of(c) == [{"name": "claim:gpu/gpu", "resources": [
@@ -76,7 +75,7 @@ async def test_a_device_fault_turns_the_pod_status_unhealthy_until_deleted(
 
 
 async def test_a_silenced_device_turns_unknown_after_the_timeout(tmp_path: Path) -> None:
-    async with emulated_plane(tmp_path, nodes=1) as plane:
+    async with emulated_plane(tmp_path, nodes=1, components=WITH_SCHEDULING) as plane:
         c = admin(plane)
         await gpu_pod(plane, c)
         await c.create(DEVICE_FAULTS, fault("quiet", mode="StopReporting"))
@@ -91,7 +90,7 @@ async def test_a_silenced_device_turns_unknown_after_the_timeout(tmp_path: Path)
 
 
 async def test_a_fault_with_a_duration_heals_by_itself(tmp_path: Path) -> None:
-    async with emulated_plane(tmp_path, nodes=1) as plane:
+    async with emulated_plane(tmp_path, nodes=1, components=WITH_SCHEDULING) as plane:
         c = admin(plane)
         await gpu_pod(plane, c)
         await c.create(DEVICE_FAULTS, fault("blip", message="thermal", durationSeconds=60))
@@ -103,7 +102,7 @@ async def test_a_fault_with_a_duration_heals_by_itself(tmp_path: Path) -> None:
 
 
 async def test_a_terminated_pods_health_is_not_updated(tmp_path: Path) -> None:
-    async with emulated_plane(tmp_path, nodes=1) as plane:
+    async with emulated_plane(tmp_path, nodes=1, components=WITH_SCHEDULING) as plane:
         c = admin(plane)
         await gpu_pod(plane, c, script="sleep 5; exit 1", policy="Never")
         await plane.clock.advance(6)

@@ -12,8 +12,7 @@ import pytest
 
 from fakeapi.client import Client
 from kubelet_emu import podresources as pr
-from tests.kubelet_emu.harness import CLAIMS, emulated_plane
-from tests.kubelet_emu.scheduling import allocate, reserve
+from tests.kubelet_emu.harness import CLAIMS, WITH_SCHEDULING, emulated_plane
 
 GPU = "gpu.example.com"
 
@@ -48,18 +47,19 @@ def test_decode_reads_what_encode_writes_and_skips_unknown_fields() -> None:
 
 
 async def run_gpu_pod(plane: Any) -> None:
+    """A pod with a claim for two GPUs, scheduled (the first two of the empty node's pool:
+    gpu-0 and gpu-1) and running."""
     c: Client = plane.cluster.client("test-admin")
-    claim = await c.create(CLAIMS, {"metadata": {"name": "g", "namespace": "default"},
-                                    "spec": {"devices": {"requests": [
-                                        {"name": "gpu", "exactly": {"deviceClassName": GPU,
-                                                                    "count": 2}}]}}})
-    pod = await c.create("pods", {"metadata": {"name": "p", "namespace": "default"}, "spec": {
-        "nodeName": "worker-0", "resourceClaims": [{"name": "gpu", "resourceClaimName": "g"}],
+    await c.create(CLAIMS, {"metadata": {"name": "g", "namespace": "default"},
+                            "spec": {"devices": {"requests": [
+                                {"name": "gpu", "exactly": {"deviceClassName": GPU,
+                                                            "count": 2}}]}}})
+    await c.create("pods", {"metadata": {"name": "p", "namespace": "default"}, "spec": {
+        "resourceClaims": [{"name": "gpu", "resourceClaimName": "g"}],
         "containers": [{"name": "ctr0", "image": "x", "resources": {"claims": [{"name": "gpu"}]}},
                        {"name": "plain", "image": "x"}]}})
-    await allocate(c, claim, "worker-0", [("gpu", GPU, "gpu-0"), ("gpu", GPU, "gpu-1")])
-    await reserve(c, claim, pod)
     await plane.settle()
+    assert (await c.get("pods", "p", "default"))["status"]["phase"] == "Running"
 
 
 def expected_dynamic(uid: str) -> list[dict[str, Any]]:
@@ -72,7 +72,7 @@ def expected_dynamic(uid: str) -> list[dict[str, Any]]:
 
 
 async def test_list_and_get_report_the_dra_devices(tmp_path: Path) -> None:
-    async with emulated_plane(tmp_path, nodes=1) as plane:
+    async with emulated_plane(tmp_path, nodes=1, components=WITH_SCHEDULING) as plane:
         await run_gpu_pod(plane)
         kubelet = plane.components["kubelet"]
         lister = pr.Lister(lambda: kubelet.pod_views("worker-0"), lambda: 4)
@@ -90,7 +90,7 @@ async def test_list_and_get_report_the_dra_devices(tmp_path: Path) -> None:
 async def test_a_grpc_client_lists_over_the_nodes_socket() -> None:
     grpc = pytest.importorskip("grpc", reason="grpcio is not installed in this venv")
     state = Path(tempfile.mkdtemp(prefix="pr-"))  # short: unix socket paths are limited
-    async with emulated_plane(state, nodes=1) as plane:
+    async with emulated_plane(state, nodes=1, components=WITH_SCHEDULING) as plane:
         await run_gpu_pod(plane)
         socket = state / "nodes" / "worker-0" / pr.SOCKET
         assert socket.exists()

@@ -131,6 +131,68 @@ async def test_graceful_deletion_waits_for_the_containers(tmp_path: Path) -> Non
         assert e.value.code == 404
 
 
+async def test_conditions_the_kubelet_does_not_own_stay_to_the_end(tmp_path: Path) -> None:
+    """Same as upstream's status manager: an evictor's DisruptionTarget (and PodScheduled)
+    survive the kubelet's status writes, up to the pod's final state."""
+    async with emulated_plane(tmp_path, nodes=1) as plane:
+        c = admin(plane)
+        await c.create("pods", pod("evicted", command=["bash", "-c", DEMO]))
+        await plane.settle()
+        seen: list[dict[str, Any]] = []
+        plane.informers.get("pods").add_handler(
+            lambda t, o, old: seen.append(o) if t == "DELETED" else None)
+        target = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByTest",
+                  "message": "evicted by the test", "lastTransitionTime": None}
+        await c.patch("pods", "evicted", {"status": {"conditions": [target]}},
+                      namespace="default", patch_type="strategic", subresource="status")
+        await c.delete("pods", "evicted", "default")
+        await plane.settle()
+        [last] = seen
+        assert last["status"]["phase"] == "Succeeded"
+        assert [cond["type"] for cond in last["status"]["conditions"]] == [
+            "PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady",
+            "DisruptionTarget"]
+        target = condition(last, "DisruptionTarget")
+        assert target is not None and target["reason"] == "EvictionByTest"
+
+
+async def test_a_condition_written_while_the_kubelet_writes_is_kept(tmp_path: Path) -> None:
+    """The kubelet's status is computed from the pod as it saw it: a condition another writer
+    adds meanwhile (an evictor's DisruptionTarget) is not overwritten; the stale write is
+    refused and made again from the newer pod."""
+    async with emulated_plane(tmp_path, nodes=1) as plane:
+        c = admin(plane)
+        kubelet = plane.components["kubelet"]
+        target = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByTest",
+                  "message": "evicted by the test", "lastTransitionTime": None}
+        raced: list[str] = []
+        node_client = kubelet.node_client
+
+        def racing_client(account: str, node: str | None) -> Any:
+            client = node_client(account, node)
+            patch = client.patch
+
+            async def racing_patch(resource: str, name: str, body: Any, **kw: Any) -> Any:
+                if resource == "pods" and kw.get("subresource") == "status" and not raced:
+                    raced.append(name)  # the other writer goes first, once
+                    await c.patch("pods", name, {"status": {"conditions": [target]}},
+                                  namespace="default", patch_type="strategic",
+                                  subresource="status")
+                return await patch(resource, name, body, **kw)
+
+            setattr(client, "patch", racing_patch)  # noqa: B010
+            return client
+
+        setattr(kubelet, "node_client", racing_client)  # noqa: B010
+        await c.create("pods", pod("web", command=["bash", "-c", DEMO]))
+        await plane.settle()
+        p = await get_pod(c, "web")
+        assert raced == ["web"] and p["status"]["phase"] == "Running"
+        assert [cond["type"] for cond in p["status"]["conditions"]] == [
+            "PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady",
+            "DisruptionTarget"]
+
+
 async def test_a_shorter_grace_period_moves_the_deadline(tmp_path: Path) -> None:
     async with emulated_plane(tmp_path, nodes=1) as plane:
         c = admin(plane)

@@ -139,7 +139,7 @@ async def test_cpu_is_accounted_and_freed(plane: ControlPlane, admin: Client) ->
     assert condition(b)["message"] == (  # type: ignore[index]
         "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
         "1 No preemption victims found for incoming pod.")
-    await admin.delete("pods", "a", NS)
+    await admin.delete("pods", "a", NS, grace_period_seconds=0)  # no kubelet to confirm
     assert (await scheduled(plane, admin, "b"))["spec"]["nodeName"] == "n1"
 
 
@@ -253,7 +253,7 @@ async def test_postfilter_deallocates_an_unreserved_claim_elsewhere(plane: Contr
     await admin.create("pods", pod("a", claims=[{"name": "gpu", "resourceClaimName": "c"}]))
     first = (await scheduled(plane, admin, "a"))["spec"]["nodeName"]
     other = "n2" if first == "n1" else "n1"
-    await admin.delete("pods", "a", NS)
+    await admin.delete("pods", "a", NS, grace_period_seconds=0)  # no kubelet to confirm
     c = await admin.get(CLAIMS, "c", NS)  # no claim controller: unreserve by hand
     c["status"]["reservedFor"] = []
     await admin.update(CLAIMS, c, subresource="status")
