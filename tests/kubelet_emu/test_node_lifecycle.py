@@ -51,7 +51,11 @@ async def exists(c: Client, name: str) -> dict[str, Any] | None:
 async def test_a_node_fault_makes_the_node_unknown_and_evicts_its_pods(tmp_path: Path) -> None:
     async with emulated_plane(tmp_path, nodes=2, components=COMPONENTS) as plane:
         c = admin(plane)
-        await c.create("pods", pod("untolerant", tolerations=[]))
+        defaulted = await c.create("pods", pod("untolerant", tolerations=[]))
+        # upstream's DefaultTolerationSeconds admission: 300 s unless the pod says otherwise
+        assert {(t["key"], t.get("tolerationSeconds")) for t in defaulted["spec"][
+            "tolerations"]} == {(UNREACHABLE, 300), ("node.kubernetes.io/not-ready", 300)}
+        await c.create("pods", pod("impatient", unreachable(0)))
         await c.create("pods", pod("patient", unreachable(100)))
         await c.create("pods", pod("forever", unreachable()))
         await plane.settle()
@@ -74,10 +78,10 @@ async def test_a_node_fault_makes_the_node_unknown_and_evicts_its_pods(tmp_path:
             (UNREACHABLE, "NoExecute"), (UNREACHABLE, "NoSchedule")]
         other = await c.get("nodes", "worker-1")
         assert condition(other, "Ready")["status"] == "True"  # type: ignore[index]
-        # the pods: not Ready; the untolerant one evicted at once (Terminating: no kubelet)
+        # the pods: not Ready; the impatient one evicted at once (Terminating: no kubelet)
         forever = await c.get("pods", "forever", "default")
         assert condition(forever, "Ready")["status"] == "False"  # type: ignore[index]
-        evicted = await c.get("pods", "untolerant", "default")
+        evicted = await c.get("pods", "impatient", "default")
         assert evicted["metadata"]["deletionTimestamp"]
         target = condition(evicted, "DisruptionTarget")
         assert target is not None and target["reason"] == "DeletionByTaintManager"
@@ -95,7 +99,7 @@ async def test_a_node_fault_makes_the_node_unknown_and_evicts_its_pods(tmp_path:
         node = await c.get("nodes", "worker-0")
         assert condition(node, "Ready")["status"] == "True"  # type: ignore[index]
         assert not node["spec"].get("taints")
-        assert await exists(c, "untolerant") is None
+        assert await exists(c, "impatient") is None
         assert await exists(c, "patient") is None
         forever = await c.get("pods", "forever", "default")
         assert forever["status"]["phase"] == "Running"
