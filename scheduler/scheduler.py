@@ -57,6 +57,7 @@ from scheduler.claims import (
     with_finalizer,
     with_reservation,
 )
+from scheduler.equivalence import EquivalenceCache, Verdict, allocation_nodes
 from scheduler.filters import (
     CPU,
     MEMORY,
@@ -89,6 +90,7 @@ EXTENDED_PREFIX = "extended-resources/"
 """In-flight key of a special claim not created yet: the prefix and its pod's uid."""
 DRA_PLUGIN = "DynamicResources"
 CANNOT_ALLOCATE = "cannot allocate all claims"
+UNAVAILABLE = "resourceclaim not available on the node"
 DEFAULT_CPU, DEFAULT_MEMORY = Fraction(1, 10), Fraction(200 * 2**20)  # non-zero scoring defaults
 
 log = logging.getLogger(__name__)
@@ -160,7 +162,8 @@ class Scheduler(Controller[str]):
         self.workload_claims = PODGROUPS in served and ctx.gates.enabled(WORKLOAD_CLAIMS_GATE)
         self.inventory = Inventory(features=self.features)
         self.allocated = AllocatedState()
-        self.usage = NodeUsage()
+        self.equivalence = EquivalenceCache()
+        self.usage = NodeUsage(on_change=lambda node: self.equivalence.forget((node,)))
         self.recorder = EventRecorder(client=self.client, clock=ctx.clock, component=NAME)
         self._random = ctx.random
         self._unschedulable: set[str] = set()
@@ -173,6 +176,8 @@ class Scheduler(Controller[str]):
                                             list[Obj] | None]] = {}
         """Per node: the last DRA outcome and what it depended on (see `_dra_key`)."""
         self._specs: dict[str, bytes] = {}
+        self._allocation_nodes: dict[str, list[str] | None] = {}
+        """Per claim uid in the allocated state: the nodes its devices are local to."""
         self._extended_claims: dict[str, tuple[Any, Extended | None]] = {}
         """Per pod uid: its special claim for extended resources, and for which nodes."""
         self._placements: dict[str, tuple[tuple[Any, ...], Rejection | None]] = {}
@@ -236,6 +241,7 @@ class Scheduler(Controller[str]):
 
     def _node_changed(self, type_: str, node: Obj, old: Obj | None) -> list[str]:
         name = node["metadata"]["name"]
+        self.equivalence.forget((name,))
         if type_ == DELETED:
             if name in self._node_names:
                 self._node_names.remove(name)
@@ -253,22 +259,37 @@ class Scheduler(Controller[str]):
         uid = claim["metadata"].get("uid", "")
         allocation = (claim.get("status") or {}).get("allocation")
         if type_ != DELETED and allocation:
-            self.allocated.add(uid, allocation)
+            self._take(uid, allocation)
         elif uid not in self._in_flight:
-            self.allocated.remove(uid)
+            self._free(uid)
         if type_ == DELETED:
             self._specs.pop(uid, None)
         elif allocation and (claim["metadata"].get("annotations") or {}).get(CLAIM_ANNOTATION):
             for owner in claim["metadata"].get("ownerReferences") or ():
-                self.allocated.remove(f"{EXTENDED_PREFIX}{owner.get('uid')}")
+                self._free(f"{EXTENDED_PREFIX}{owner.get('uid')}")
         keys = self._requeue_unschedulable()
         key = claim_key(claim)
         keys.extend(k for k, w in self._waiting.items() if key in w.claims)
         return keys
 
+    def _take(self, uid: str, allocation: Obj) -> None:
+        """A claim's devices are in use (allocated, or in flight)."""
+        self._free(uid)
+        self.allocated.add(uid, allocation)
+        nodes = allocation_nodes(allocation)
+        self._allocation_nodes[uid] = nodes
+        self.equivalence.forget(nodes)
+
+    def _free(self, uid: str) -> None:
+        """A claim's devices are free again."""
+        if uid in self._allocation_nodes:
+            self.equivalence.forget(self._allocation_nodes.pop(uid))
+        self.allocated.remove(uid)
+
     def _inventory_changed(self, put: Any, remove: Any) -> Any:
         def changed(type_: str, obj: Obj, old: Obj | None) -> list[str]:
             self._epoch += 1
+            self.equivalence.forget()
             if type_ == DELETED:
                 remove(obj["metadata"]["name"])
             else:
@@ -352,7 +373,7 @@ class Scheduler(Controller[str]):
         for c in claims:
             if c.allocated and not nodeselector.selector_matches(
                     c.claim["status"]["allocation"].get("nodeSelector"), node):
-                return Rejection(DRA_PLUGIN, ("resourceclaim not available on the node",)), None
+                return Rejection(DRA_PLUGIN, (UNAVAILABLE,)), None
         if not to_allocate:
             return None, []
         key: tuple[Any, ...] | None = None
@@ -373,14 +394,7 @@ class Scheduler(Controller[str]):
         allocator is a pure function of these, so an equal key means an equal outcome."""
         meta = node["metadata"]
         view = self.inventory.view(meta["name"], meta.get("labels") or {})
-        specs = []
-        for c in to_allocate:
-            spec = self._specs.get(c.uid)
-            if spec is None:
-                spec = self._specs[c.uid] = orjson.dumps(c.claim.get("spec"),
-                                                        option=orjson.OPT_SORT_KEYS)
-            specs.append(spec)
-        return (self._epoch, meta.get("resourceVersion"), tuple(specs),
+        return (self._epoch, meta.get("resourceVersion"), tuple(self._spec(c) for c in to_allocate),
                 tuple(self.allocated.pool_version(p.id) for p in view.pools))
 
     def _allocate_on(self, node: Obj, to_allocate: list[PodClaim],
@@ -424,7 +438,17 @@ class Scheduler(Controller[str]):
         placement = orjson.dumps([spec.get(f) for f in PLACEMENT_FIELDS],
                                  option=orjson.OPT_SORT_KEYS)
         want = feasible_nodes_to_find(total)
-        feasible: list[tuple[str, list[Obj]]] = []
+        ranked = any(_subrequest_indexes(c.claim) for c in to_allocate)
+        wants = (float(requests.get(CPU) or DEFAULT_CPU),
+                 float(requests.get(MEMORY) or DEFAULT_MEMORY))
+        verdicts: dict[str, Verdict] | None = None
+        if not backed:  # a special claim is the pod's own: its verdicts can't be shared
+            verdicts = self.equivalence.use(b"\0".join([
+                placement, orjson.dumps(sorted((k, str(v)) for k, v in requests.items())),
+                *(self._spec(c) for c in to_allocate),
+                orjson.dumps([c.claim["status"]["allocation"].get("nodeSelector")
+                              for c in claims if c.allocated], option=orjson.OPT_SORT_KEYS)]))
+        feasible: list[tuple[str, Verdict]] = []
         rejections: list[Rejection] = []
         unavailable = False
         extended_by_node: dict[str, Extended | None] = {}
@@ -432,25 +456,20 @@ class Scheduler(Controller[str]):
         processed = 0
         for name in order:
             processed += 1
-            node = self.nodes.cache.get(name)
-            if node is None:
+            verdict = verdicts.get(name) if verdicts is not None else None
+            if verdict is None:
+                node = self.nodes.cache.get(name)
+                if node is None:
+                    continue
+                verdict, extended_by_node[name] = self._judge(
+                    pod, node, claims, to_allocate, requests, backed, placement, ranked, wants)
+                if verdicts is not None:
+                    verdicts[name] = verdict
+            if verdict.rejection is not None:
+                rejections.append(verdict.rejection)
+                unavailable = unavailable or verdict.rejection.reasons == (UNAVAILABLE,)
                 continue
-            cap = self._capacity.get(name) or {}
-            node_requests = {k: v for k, v in requests.items() if k not in backed or cap.get(k)}
-            rejection = self._placement(pod, node, placement) or resources_rejection(
-                node_requests, cap, self.usage.used(name), self.usage.pods(name))
-            results: list[Obj] | None = []
-            extended = self._extended(pod, node, backed, cap) if backed else None
-            if rejection is None and (claims or extended):
-                rejection, results = self._filter_dra(
-                    pod, node, claims, to_allocate + ([extended.claim] if extended else []))
-                unavailable = unavailable or (rejection is not None and rejection.reasons == (
-                    "resourceclaim not available on the node",))
-            if rejection is not None:
-                rejections.append(rejection)
-                continue
-            feasible.append((name, results or []))
-            extended_by_node[name] = extended
+            feasible.append((name, verdict))
             if len(feasible) >= want:
                 break
         self._next_start = (self._next_start + processed) % max(total, 1)
@@ -461,12 +480,43 @@ class Scheduler(Controller[str]):
                         else "still not schedulable")
             raise Unschedulable(fit_error(total, rejections=rejections,
                                                    post_filter=post), victim)
-        node_name, results = self._select(pod, requests, feasible, to_allocate)
+        node_name, results = self._select(feasible)
         extended = extended_by_node.get(node_name)
         if extended is not None:
             results, extended.allocation = results[:-1], results[-1]
         return Choice(node=node_name, claims=claims, extended=extended,
                       allocations={c.uid: r for c, r in zip(to_allocate, results, strict=True)})
+
+    def _judge(self, pod: Obj, node: Obj, claims: list[PodClaim],
+               to_allocate: list[PodClaim], requests: dict[str, Fraction], backed: list[str],
+               placement: bytes, ranked: bool, wants: tuple[float, float]
+               ) -> tuple[Verdict, Extended | None]:
+        """One node's Filter and Score for the pod."""
+        name = node["metadata"]["name"]
+        cap = self._capacity.get(name) or {}
+        node_requests = ({k: v for k, v in requests.items() if k not in backed or cap.get(k)}
+                         if backed else requests)
+        rejection = self._placement(pod, node, placement) or resources_rejection(
+            node_requests, cap, self.usage.used(name), self.usage.pods(name))
+        results: list[Obj] | None = []
+        extended = self._extended(pod, node, backed, cap) if backed else None
+        if rejection is None and (claims or extended):
+            rejection, results = self._filter_dra(
+                pod, node, claims, to_allocate + ([extended.claim] if extended else []))
+        if rejection is not None:
+            return Verdict(rejection, [], 0.0), None
+        score = self._least_allocated(name, *wants)
+        if ranked:
+            score += _dra_score(to_allocate, results or []) * 100
+        return Verdict(None, results or [], score), extended
+
+    def _spec(self, c: PodClaim) -> bytes:
+        """A claim's spec, canonically encoded (claims from one template encode alike)."""
+        spec = self._specs.get(c.uid)
+        if spec is None:
+            spec = self._specs[c.uid] = orjson.dumps(c.claim.get("spec"),
+                                                    option=orjson.OPT_SORT_KEYS)
+        return spec
 
     def _dra_backed(self, resource: str) -> bool:
         """Whether a DeviceClass serves the extended resource (DRAExtendedResource)."""
@@ -515,24 +565,11 @@ class Scheduler(Controller[str]):
                 return c
         return None
 
-    def _select(self, pod: Obj, requests: dict[str, Fraction],
-                feasible: list[tuple[str, list[Obj]]], to_allocate: list[PodClaim]
-                ) -> tuple[str, list[Obj]]:
+    def _select(self, feasible: list[tuple[str, Verdict]]) -> tuple[str, list[Obj]]:
         """Score: DRA's prioritized-list points (8 − subrequest index per result), then the
         least-allocated spread; ties go to a seeded random pick (upstream's selectHost)."""
-        best: list[tuple[str, list[Obj]]] = []
-        best_score: float = -1
-        ranked = any(_subrequest_indexes(c.claim) for c in to_allocate)
-        want_cpu = float(requests.get(CPU) or DEFAULT_CPU)
-        want_memory = float(requests.get(MEMORY) or DEFAULT_MEMORY)
-        for name, results in feasible:
-            score = self._least_allocated(name, want_cpu, want_memory)
-            if ranked:
-                score += _dra_score(to_allocate, results) * 100
-            if score > best_score:
-                best, best_score = [(name, results)], score
-            elif score == best_score:
-                best.append((name, results))
+        top = max(v.score for _, v in feasible)
+        best = [(name, v.results) for name, v in feasible if v.score == top]
         return best[self._random.randrange(len(best))] if len(best) > 1 else best[0]
 
     def _least_allocated(self, node_name: str, want_cpu: float, want_memory: float) -> float:
@@ -622,7 +659,7 @@ class Scheduler(Controller[str]):
             reserved[choice.extended.claim.uid] = choice.extended.allocation
         for uid, allocation in reserved.items():  # Reserve
             self._in_flight[uid] = allocation
-            self.allocated.add(uid, allocation)
+            self._take(uid, allocation)
         self.usage.set(key, choice.node, pod=pod)  # assume
         try:
             conditional = await self._prebind(pod, choice)
@@ -647,7 +684,7 @@ class Scheduler(Controller[str]):
             uids.append(choice.extended.claim.uid)
         for uid in uids:
             self._in_flight.pop(uid, None)
-            self.allocated.remove(uid)
+            self._free(uid)
         self.usage.forget(key)
 
     async def _prebind(self, pod: Obj, choice: Choice) -> list[str]:

@@ -6,7 +6,7 @@ scheduler's assumption, until it is gone or has finished), so a fit check costs 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -26,7 +26,9 @@ def counts_on_node(pod: Obj) -> str:
 class NodeUsage:
     """Per node: the summed requests and the number of pods that count there."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, on_change: Callable[[str], None] | None = None) -> None:
+        self._on_change = on_change
+        """Called with the name of every node whose usage changed."""
         self._by_pod: dict[str, tuple[str, Resources]] = {}
         self._used: dict[str, Resources] = {}
         self._pods: dict[str, int] = {}
@@ -48,6 +50,8 @@ class NodeUsage:
         for name, value in req.items():
             used[name] = used.get(name, Fraction(0)) + value
         self._pods[node] = self._pods.get(node, 0) + 1
+        if self._on_change is not None:
+            self._on_change(node)
 
     def _drop(self, key: str, current: tuple[str, Resources]) -> None:
         node, req = current
@@ -58,6 +62,8 @@ class NodeUsage:
         self._pods[node] -= 1
         if not self._pods[node]:
             del self._pods[node], self._used[node]
+        if self._on_change is not None:
+            self._on_change(node)
 
     def forget(self, key: str) -> None:
         """Pod `key` is gone."""

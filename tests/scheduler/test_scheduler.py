@@ -430,3 +430,29 @@ async def test_a_device_plugin_node_is_left_to_node_resources_fit(plane: Control
     assert p["spec"]["nodeName"] == "plugged"
     assert "extendedResourceClaimStatus" not in p.get("status", {})
     assert await admin.list(CLAIMS, NS) == []
+
+
+async def test_pods_of_one_shape_never_share_a_device(plane: ControlPlane,
+                                                      admin: Client) -> None:
+    """Replicas of one template share verdicts node by node (the equivalence cache): each
+    placement must drop the chosen node's verdict, or two pods would get one device."""
+    await gpus(admin, "n1", "n2", "n3")
+    for i in range(4):
+        await admin.create(CLAIMS, claim(f"c{i}"))
+        await admin.create("pods", pod(f"p{i}", claims=[{"name": "gpu",
+                                                        "resourceClaimName": f"c{i}"}]))
+        await plane.settle()
+    placed = {p["metadata"]["name"]: p["spec"].get("nodeName")
+              for p in await admin.list("pods", NS)}
+    assert sorted(n for n in placed.values() if n) == ["n1", "n2", "n3"]
+    devices = [(c["status"]["allocation"]["devices"]["results"][0]["pool"])
+               for c in await admin.list(CLAIMS, NS) if c.get("status", {}).get("allocation")]
+    assert sorted(devices) == ["n1", "n2", "n3"]
+    # freeing one device (the pod goes, its claim is deallocated) lets the last pod in
+    last = next(name for name, n in placed.items() if n is None)
+    first = next(name for name, n in placed.items() if n)
+    await admin.delete("pods", first, NS, grace_period_seconds=0)
+    c = await admin.get(CLAIMS, "c" + first[1:], NS)
+    c["status"] = {}
+    await admin.update(CLAIMS, c, subresource="status")
+    assert (await scheduled(plane, admin, last))["spec"]["nodeName"] == placed[first]
