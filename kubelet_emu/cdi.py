@@ -16,6 +16,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 Obj = dict[str, Any]
 EARLIEST_VERSION = "0.3.0"
 NAME_START_VERSION = "0.5.0"
@@ -47,7 +49,7 @@ def write_atomically(path: Path, data: bytes, mode: int = 0o644) -> None:
 def write_spec(folder: Path, file_name: str, document: Obj) -> Path:
     """Write one spec file (pretty JSON, as the cdi library writes it)."""
     path = folder / file_name
-    write_atomically(path, json.dumps(document, indent=2).encode())
+    write_atomically(path, orjson.dumps(document, option=orjson.OPT_INDENT_2))
     return path
 
 

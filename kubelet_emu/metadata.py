@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 import kubelet_emu.cdi as cdi
 from kubelet_emu.plugin import base_request
 
@@ -78,8 +80,8 @@ class MetadataWriter:
             body["podClaimName"] = pod_claim
         body["requests"] = [{"name": request, "devices": list(devices)}]
         return b"".join(
-            json.dumps({"kind": "DeviceMetadata", "apiVersion": f"{GROUP}/{v}", **body},
-                       indent=2).encode() + b"\n" for v in VERSIONS)
+            orjson.dumps({"kind": "DeviceMetadata", "apiVersion": f"{GROUP}/{v}", **body},
+                         option=orjson.OPT_INDENT_2) + b"\n" for v in VERSIONS)
 
     def write(self, claim: Obj, devices_by_request: dict[str, list[Obj]]) -> dict[str, str]:
         """Write generation 1 of each request's file and its CDI spec; returns the CDI
