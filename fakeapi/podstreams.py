@@ -101,12 +101,17 @@ async def _log(request: web.Request, registry: Registry, pod_io: PodIO, kind: Ki
     if streams is None:
         raise _not_running(pod, container)
     log_request = dataclasses.replace(log_request, container=container)
+    chunks = aiter(streams.logs(pod, log_request))
+    # the first chunk before the headers: a kubelet's refusal (ApiError) is still a Status
+    first = await anext(chunks, None)
     response = web.StreamResponse(headers={"Content-Type": "text/plain",
                                            "Cache-Control": "no-cache, private"})
     response.enable_chunked_encoding()
     await response.prepare(request)
     try:
-        async for chunk in streams.logs(pod, log_request):
+        if first is not None:
+            await response.write(first)
+        async for chunk in chunks:
             await response.write(chunk)
     except ConnectionResetError:
         return response

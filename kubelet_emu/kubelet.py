@@ -27,6 +27,7 @@ import kubelet_emu.logs as logs
 import kubelet_emu.nodes as nodes
 import kubelet_emu.podresources as podresources
 import kubelet_emu.slices as slices
+import kubelet_emu.streams as streams
 from fakeapi.clock import parse_time, rfc3339, rfc3339_micro
 from fakeapi.errors import ApiError
 from fakeapi.runtime.component import ComponentContext, Controller
@@ -299,6 +300,10 @@ class Kubelet(Controller[Key]):
                 node = await client.get(NODES, name)
         state.uid = node["metadata"]["uid"]
         self.nodes[name] = state
+        client.serve_pod_streams(name, streams.NodeStreams(
+            node=name, clock=self.clock, find=self._container,
+            read_log=lambda ns, pod, c, previous, timestamps: self.container_log(
+                ns, pod, c, previous=previous, timestamps=timestamps)))
         if created:
             self.queue.add_after(("status", name), nodes.STATUS_REPORT_SECONDS)
         else:
@@ -321,6 +326,7 @@ class Kubelet(Controller[Key]):
         """Stop running a kubelet for `name` (its pending keys find no state)."""
         state = self.nodes.pop(name, None)
         if state is not None:
+            self.node_client(KUBELET_ACCOUNT, name).serve_pod_streams(name, None)
             for stop in state.health_stops:
                 stop()
             for plugin in state.plugins.values():
@@ -432,6 +438,14 @@ class Kubelet(Controller[Key]):
                 self.resync_pods(name)
         if soonest is not None:
             self.queue.add_after(("faults", name), soonest)
+
+    def _container(self, namespace: str, pod: str, container: str) -> streams.Container | None:
+        """The record and run of one container of a pod this kubelet runs."""
+        record = self.pods.records.get(f"{namespace}/{pod}" if namespace else pod)
+        if record is None:
+            return None
+        run = next((r for r in record.runs() if r.name == container), None)
+        return streams.Container(record=record, run=run) if run is not None else None
 
     def container_log(self, namespace: str, pod: str, container: str, *,
                       previous: bool = False, timestamps: bool = False) -> str | None:

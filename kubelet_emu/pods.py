@@ -600,7 +600,10 @@ class PodWorker:
         fs = shell.FileSystem(mounts, _read_text)
         sh = shell.Shell(env=env, fs=fs, now=self._now)
         argv = [str(a) for a in (run.spec.get("command") or []) + (run.spec.get("args") or [])]
-        script = shell.script_of(argv) if run.spec.get("command") else None
+        # args alone run as the command when they name one the interpreter knows (`kubectl
+        # run --image=busybox -- sh -c ...`: an image without an entrypoint); otherwise they
+        # are arguments to the image's own program, a service
+        script = shell.script_of(argv) if run.spec.get("command") or argv else None
         annotations = pod["metadata"].get("annotations") or {}
         run_seconds = _seconds(annotations.get(RUN_SECONDS_ANNOTATION))
         view = view_lines(env, edits.mounts) if devices and script is None else []
