@@ -84,7 +84,8 @@ class Client:
         return kind
 
     async def _done(self, result: WriteResult) -> Obj:
-        await self._registry.store.log.durable()
+        if result.event is not None:  # answered once durable, as an HTTP client is
+            await self._registry.store.log.durable(result.event.revision)
         return orjson.loads(result.raw)  # a copy the caller owns
 
     async def get(self, resource: str, name: str, namespace: str = "") -> Obj:

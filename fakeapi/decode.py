@@ -261,6 +261,34 @@ def _constant_message(name: str) -> str:
     return f"invalid character '{name[0]}' looking for beginning of value"
 
 
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
+               "\t": "\\t", "\v": "\\v", "\\": "\\\\", '"': '\\"'}
+
+
+def go_quote(text: str) -> str:
+    """Go's strconv.Quote (`%q`): a double-quoted string whose control and unprintable
+    characters are escaped, so the result is safe on one line (in a header, in a message)."""
+    if text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'
+    out = ['"']
+    for ch in text:
+        esc = _GO_ESCAPES.get(ch)
+        if esc is not None:
+            out.append(esc)
+        elif ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\x{ord(ch):02x}")
+        elif 0xD800 <= ord(ch) <= 0xDFFF:  # not a rune: Go writes the replacement character
+            out.append("\ufffd")
+        elif ord(ch) < 0x10000:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    out.append('"')
+    return "".join(out)
+
+
 def go_quote_char(ch: str) -> str:
     """Go's quoteChar for the (first byte of the) offending character."""
     b = ch.encode("utf-8", "surrogatepass")[0]

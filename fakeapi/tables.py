@@ -108,7 +108,7 @@ def parse_include_object(value: str | None) -> str:
     return value
 
 
-def _media_ranges(accept: str) -> list[tuple[str, dict[str, str]]]:
+def media_ranges(accept: str) -> list[tuple[str, dict[str, str]]]:
     """(type/subtype, params) of each media range with q > 0, highest q first, stable."""
     ranges = []
     for clause in accept.split(","):
@@ -141,7 +141,7 @@ def table_version_from_accept(accept: str | None) -> str | None:
     `as=Table;v=v1`, then `as=Table;v=v1beta1`, then `application/json`.
     The `includeObject` query parameter is the caller's (see `parse_include_object`).
     """
-    for media, params in _media_ranges(accept or ""):
+    for media, params in media_ranges(accept or ""):
         if media not in _JSON_RANGES:
             continue
         as_kind = params.get("as")
