@@ -7,18 +7,27 @@ pairs hook only compares `len(dict(pairs))` with `len(pairs)`; a duplicate abort
 a slower pass computes every duplicate path (`metadata.name`, `spec.containers[0].name`).
 Callers that don't care about duplicates pass `duplicates=False`. Malformed bodies become 400
 BadRequest with Go-style messages, wrapped the way the apiserver wraps them.
+
+Hostile bodies get what Go's decoder gives them, never a server error: nesting deeper than
+10,000 levels is refused ("exceeded max depth"); a lone UTF-16 surrogate escape (`\ud800`)
+decodes to U+FFFD; a number beyond float64 (an integer of 400 digits, `1e999`) is refused as
+Go refuses to unmarshal it; YAML's `.inf`/`.nan` are refused as JSON can't carry them.
 """
 
 from __future__ import annotations
 
 import base64
+import itertools
 import json
+import math
+import re
 from typing import Any
 
 import orjson
 import yaml
 
 from fakeapi.errors import bad_request
+from fakeapi.jsonio import MAX_DEPTH, dumps, loads
 from fakeapi.kinds import Kind
 
 # The Go type upstream's version/kind sniffer unmarshals into, as `%v` prints it.
@@ -37,6 +46,37 @@ class _BadConstant(ValueError):
     """NaN/Infinity literals: Python accepts them, Go's decoder does not."""
 
 
+class _BadValue(Exception):
+    """A well-formed value Go's decoder won't unmarshal (a number beyond float64)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+_SHOWN_DIGITS = 64
+
+
+def _number_error(text: str) -> _BadValue:
+    shown = text if len(text) <= _SHOWN_DIGITS else text[:_SHOWN_DIGITS] + "..."
+    return _BadValue(f"json: cannot unmarshal number {shown} into Go value of type float64")
+
+
+def _parse_int(text: str) -> int | float:
+    """Integers as the stdlib reads them, but one too long for a float64 is Go's error (and
+    never reaches Python's 4,300-digit conversion limit)."""
+    if len(text) > 300 and math.isinf(float(text)):
+        raise _number_error(text)
+    return int(text)
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _number_error(text)
+    return value
+
+
 def _fast_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     d = dict(pairs)
     if len(d) != len(pairs):
@@ -52,8 +92,10 @@ def _reject_constant(name: str) -> Any:
     raise _BadConstant(name)
 
 
-_FAST = json.JSONDecoder(object_pairs_hook=_fast_pairs, parse_constant=_reject_constant)
-_SLOW = json.JSONDecoder(object_pairs_hook=_Pairs, parse_constant=_reject_constant)
+_FAST = json.JSONDecoder(object_pairs_hook=_fast_pairs, parse_constant=_reject_constant,
+                         parse_int=_parse_int, parse_float=_parse_float)
+_SLOW = json.JSONDecoder(object_pairs_hook=_Pairs, parse_constant=_reject_constant,
+                         parse_int=_parse_int, parse_float=_parse_float)
 
 
 def media_type(content_type: str) -> str:
@@ -91,6 +133,8 @@ def decode_body(raw: bytes, content_type: str, *, kind: str | None = None,
             value, dups = _decode_yaml(raw, duplicates)
         else:
             value, dups = _decode_json(raw, duplicates)
+    except _BadValue as e:
+        raise bad_request(_YAML_PREFIX + e.message if yaml_body else e.message) from None
     except _BodyError as e:
         inner = e.message if yaml_body else _JSON_PREFIX + e.message
         if kind is None:
@@ -163,7 +207,7 @@ def json_copy(value: Any, *, lenient: bool = False) -> Any:
     beyond 64 bits from the stdlib decoder) are copied recursively instead.
     """
     if not lenient:
-        return orjson.loads(orjson.dumps(value))
+        return loads(dumps(value))
     if not isinstance(value, (dict, list)):
         return value
     try:
@@ -208,7 +252,11 @@ def _orjson_without_duplicates(raw: bytes) -> Any:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return _NO_VALUE  # the stdlib pass gives the Go-style message
-    if raw.count(b":") != orjson.dumps(value).count(b":"):
+    try:
+        encoded = orjson.dumps(value)
+    except TypeError:  # nested deeper than orjson encodes: the stdlib pass decides
+        return _NO_VALUE
+    if raw.count(b":") != encoded.count(b":"):
         return _NO_VALUE
     return value
 
@@ -224,6 +272,8 @@ def _decode_json(raw: bytes, duplicates: bool) -> tuple[Any, list[str]]:
         if value is not _NO_VALUE:
             return value, []
     text = raw.decode("utf-8", "replace") if isinstance(raw, (bytes, bytearray)) else raw
+    _check_depth(text)
+    text = replace_lone_surrogates(text)
     try:
         try:
             return _FAST.decode(text), []
@@ -233,6 +283,61 @@ def _decode_json(raw: bytes, duplicates: bool) -> tuple[Any, list[str]]:
         raise _BodyError(_constant_message(str(e))) from None
     except json.JSONDecodeError as e:
         raise _BodyError(_go_json_message(e)) from None
+
+
+def parse_json(raw: bytes) -> Any:
+    """Decode a JSON body (a patch) as `decode_body` does, duplicates ignored; ValueError with
+    Go's message when it isn't JSON Go would decode."""
+    try:
+        return _decode_json(raw, False)[0]
+    except (_BodyError, _BadValue) as e:
+        raise ValueError(e.message) from None
+
+
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STEPS = str.maketrans({"[": "\x01", "{": "\x01", "]": "\xff", "}": "\xff"})
+
+
+def too_deep(text: str) -> str:
+    """The bracket at which a JSON (or flow YAML) text nests deeper than MAX_DEPTH levels,
+    strings aside; "" when it doesn't."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return ""
+    brackets = _NOT_BRACKET.sub("", _STRINGS.sub("", text))
+    steps = memoryview(brackets.translate(_STEPS).encode("latin-1")).cast("b")
+    for i, depth in enumerate(itertools.accumulate(steps)):
+        if depth > MAX_DEPTH:
+            return brackets[i]
+    return ""
+
+
+def _check_depth(text: str) -> None:
+    """Same as Go's JSON scanner: nesting deeper than 10,000 levels is a syntax error."""
+    opener = too_deep(text)
+    if opener:
+        raise _BodyError(f"invalid character '{opener}' exceeded max depth")
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_ESCAPES = re.compile(
+    r"\\(?:u([dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})|u[dD][89a-fA-F][0-9a-fA-F]{2}|.)",
+    re.S)
+
+
+def _one_escape(m: re.Match[str]) -> str:
+    text = m.group(0)
+    if m.group(1) is None and text[1] == "u":
+        return "\\ufffd"  # a surrogate escape that is not half of a pair
+    return text
+
+
+def replace_lone_surrogates(text: str) -> str:
+    """Same as Go's decoder: a `\\uD800`-`\\uDFFF` escape that is not part of a valid pair
+    decodes to U+FFFD instead of a lone surrogate (which no UTF-8 encoder accepts)."""
+    if not _SURROGATE_ESCAPE.search(text):
+        return text
+    return _ESCAPES.sub(_one_escape, text)
 
 
 def _slow_json(text: str) -> tuple[Any, list[str]]:
@@ -329,22 +434,6 @@ def _container_at(text: str, pos: int) -> str:
     return stack[-1] if stack else ""
 
 
-def go_json_syntax_message(raw: bytes | str) -> str:
-    """The message Go's `encoding/json` gives for a body that is not valid JSON."""
-    text = raw.decode("utf-8", "replace") if isinstance(raw, (bytes, bytearray)) else raw
-    if not text.strip():
-        return "unexpected end of JSON input"
-    try:
-        _FAST.decode(text)
-    except _Duplicate:
-        return "invalid character looking for beginning of value"
-    except _BadConstant as e:
-        return _constant_message(str(e))
-    except json.JSONDecodeError as e:
-        return _go_json_message(e)
-    return "invalid character looking for beginning of value"
-
-
 def _go_json_message(e: json.JSONDecodeError) -> str:
     """Map a Python JSON syntax error onto the message Go's scanner gives for it."""
     text, pos, msg = e.doc, e.pos, e.msg
@@ -433,6 +522,21 @@ class _Loader(_BaseLoader):
     def construct_yaml_timestamp(self, node: Any) -> str:
         return str(self.construct_scalar(node))
 
+    def construct_yaml_int(self, node: Any) -> Any:
+        """Same as goyaml: an integer too large even for a float64 stays a string."""
+        try:
+            return super().construct_yaml_int(node)
+        except ValueError:  # beyond Python's 4,300-digit conversion limit
+            return str(self.construct_scalar(node))
+
+    def construct_yaml_float(self, node: Any) -> Any:
+        """Same as sigs.k8s.io/yaml: .inf and .nan can't be converted to JSON."""
+        value = super().construct_yaml_float(node)
+        if math.isinf(value) or math.isnan(value):
+            shown = "NaN" if math.isnan(value) else ("+Inf" if value > 0 else "-Inf")
+            raise _BodyError(f"json: unsupported value: {shown}")
+        return value
+
     def construct_yaml_pairs_list(self, node: Any) -> Any:
         out: list[Any] = []
         yield out
@@ -445,6 +549,8 @@ _Loader.yaml_implicit_resolvers = {
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
 _Loader.add_constructor("tag:yaml.org,2002:binary", _Loader.construct_yaml_binary)
+_Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
+_Loader.add_constructor("tag:yaml.org,2002:float", _Loader.construct_yaml_float)
 _Loader.add_constructor(_TIMESTAMP_TAG, _Loader.construct_yaml_timestamp)
 _Loader.add_constructor("tag:yaml.org,2002:omap", _Loader.construct_yaml_pairs_list)
 _Loader.add_constructor("tag:yaml.org,2002:pairs", _Loader.construct_yaml_pairs_list)

@@ -32,6 +32,7 @@ import orjson
 
 from fakeapi.clock import Clock
 from fakeapi.errors import ApiError, Cause
+from fakeapi.jsonio import loads
 from fakeapi.wal import WalError, WriteAheadLog
 
 log = logging.getLogger(__name__)
@@ -79,7 +80,7 @@ class Event:
     def object(self) -> dict[str, Any]:
         """The object as committed (decoded again from `raw` once superseded; don't mutate)."""
         obj = self._object
-        return obj if obj is not None else orjson.loads(self.raw)
+        return obj if obj is not None else loads(self.raw)
 
     @property
     def prev_raw(self) -> bytes | None:
@@ -90,7 +91,7 @@ class Event:
     def prev(self) -> dict[str, Any] | None:
         """The object's previous version (None when this event created it)."""
         if self._prev is None and self._prev_raw is not None:
-            self._prev = orjson.loads(self._prev_raw)
+            self._prev = loads(self._prev_raw)
         return self._prev
 
     def supersede(self) -> None:
@@ -135,11 +136,11 @@ class Event:
         head, _, raw = data.partition(b"\n")
         try:
             h = orjson.loads(head)
-            obj = orjson.loads(raw)
+            obj = loads(raw)
             event = cls(revision=h["r"], type=h["t"], resource=h["res"], namespace=h["ns"],
                         name=h["n"], object=obj, raw=raw, prev_raw=prev_raw, actor=h["a"],
                         time=h["ts"])
-        except (orjson.JSONDecodeError, KeyError, TypeError) as e:
+        except (ValueError, KeyError, TypeError) as e:
             raise ValueError(f"not an event record ({type(e).__name__}: {e})") from None
         if (not isinstance(event.revision, int) or event.type not in (ADDED, MODIFIED, DELETED)
                 or not isinstance(obj, dict)):

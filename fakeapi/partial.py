@@ -14,9 +14,8 @@ import dataclasses
 import functools
 from typing import Any
 
-import orjson
-
 from fakeapi.errors import ApiError
+from fakeapi.jsonio import dumps
 from fakeapi.tables import META_GROUP, TABLE_VERSIONS, media_ranges
 
 PARTIAL = "PartialObjectMetadata"
@@ -88,10 +87,10 @@ def partial_object(obj: dict[str, Any], form: Form) -> dict[str, Any]:
 
 def encode_object(obj: dict[str, Any], form: Form) -> bytes:
     """JSON of one object's PartialObjectMetadata."""
-    return orjson.dumps(partial_object(obj, form))
+    return dumps(partial_object(obj, form))
 
 
 def encode_list(objects: list[dict[str, Any]], meta: dict[str, Any], form: Form) -> bytes:
     """JSON of a PartialObjectMetadataList with the list's `meta` (resourceVersion, ...)."""
-    return orjson.dumps({"kind": PARTIAL_LIST, "apiVersion": form.api_version,
+    return dumps({"kind": PARTIAL_LIST, "apiVersion": form.api_version,
                          "metadata": meta, "items": [partial_object(o, form) for o in objects]})

@@ -18,8 +18,9 @@ import jsonpatch
 import jsonpointer
 import orjson
 
-from fakeapi.decode import go_json_syntax_message, json_copy, json_kind
+from fakeapi.decode import json_copy, json_kind, parse_json
 from fakeapi.errors import ApiError, bad_request
+from fakeapi.jsonio import dumps
 from fakeapi.schemas import Schema, Schemas, get_schemas
 
 JSON_PATCH = "application/json-patch+json"
@@ -101,7 +102,11 @@ def decode_json(body: bytes) -> Any:
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError:
-        raise JsonSyntaxError(go_json_syntax_message(body)) from None
+        pass
+    try:  # deeper than orjson decodes, lone surrogates, huge numbers: as Go's decoder does
+        return parse_json(body)
+    except ValueError as e:
+        raise JsonSyntaxError(str(e)) from None
 
 
 # --------------------------------------------------------------------------- JSON patch
@@ -629,7 +634,7 @@ def _ident(value: Any) -> Any:
         return value  # the common case; every other identity is a tuple
     category = _category(value)
     if category in ("map", "list"):
-        return (category, orjson.dumps(value, option=orjson.OPT_SORT_KEYS))
+        return (category, dumps(value, sort_keys=True))
     return (category, value)
 
 

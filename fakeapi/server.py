@@ -42,6 +42,7 @@ from fakeapi.errors import (
     unsupported_media_type,
 )
 from fakeapi.errors import invalid as invalid_error
+from fakeapi.jsonio import dumps
 from fakeapi.kinds import Kind
 from fakeapi.log import DELETED, Event
 from fakeapi.registry.context import RequestContext
@@ -73,7 +74,7 @@ _N = TypeVar("_N", int, float)
 
 
 def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
-    return web.Response(body=orjson.dumps(body), status=status, content_type=JSON_TYPE,
+    return web.Response(body=dumps(body), status=status, content_type=JSON_TYPE,
                         headers=headers)
 
 
@@ -372,7 +373,7 @@ class Api:
         def encode(event: Event, type: str) -> bytes:
             table = self._table(request, kind, [event.object], None, with_headers=first[0])
             first[0] = False
-            return orjson.dumps({"type": type, "object": table}) + b"\n"
+            return dumps({"type": type, "object": table}) + b"\n"
 
         return encode
 

@@ -24,6 +24,7 @@ import orjson
 from sortedcontainers import SortedDict
 
 from fakeapi.clock import Clock, rfc3339
+from fakeapi.jsonio import dumps
 from fakeapi.log import ADDED, DELETED, Event, EventLog
 
 Obj = dict[str, Any]
@@ -193,7 +194,7 @@ class Store:
         key = _key(namespace, name)
         old = table.get(key)
         event = Event(revision=revision, type=type, resource=resource, namespace=namespace,
-                      name=name, object=obj, raw=orjson.dumps(obj),
+                      name=name, object=obj, raw=dumps(obj),
                       prev_raw=old.raw if old is not None else None, actor=actor,
                       time=rfc3339(self.clock.now()))
         self.log.append(event)

@@ -35,6 +35,7 @@ from fakeapi.errors import (
     not_found,
 )
 from fakeapi.features import FeatureGates
+from fakeapi.jsonio import dumps
 from fakeapi.kinds import Kind, KindTable
 from fakeapi.log import ADDED, DELETED, MODIFIED, CompactedError, Event
 from fakeapi.patch import apply_patch
@@ -84,7 +85,7 @@ class WriteResult:
     @property
     def raw(self) -> bytes:
         """The object's JSON, as stored."""
-        return self.event.raw if self.event is not None else orjson.dumps(self.object)
+        return self.event.raw if self.event is not None else dumps(self.object)
 
 
 class ListResult:
@@ -103,7 +104,7 @@ class ListResult:
 
 def item_raw(item: Event | Obj) -> bytes:
     """JSON of a list item (events carry it; old versions are encoded on demand)."""
-    return item.raw if isinstance(item, Event) else orjson.dumps(item)
+    return item.raw if isinstance(item, Event) else dumps(item)
 
 
 def item_object(item: Event | Obj) -> Obj:
