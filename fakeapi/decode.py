@@ -312,11 +312,15 @@ def too_deep(text: str) -> str:
     return ""
 
 
+class _TooDeep(_BodyError):
+    """Nested deeper than MAX_DEPTH: refused whatever the media type says."""
+
+
 def _check_depth(text: str) -> None:
     """Same as Go's JSON scanner: nesting deeper than 10,000 levels is a syntax error."""
     opener = too_deep(text)
     if opener:
-        raise _BodyError(f"invalid character '{opener}' exceeded max depth")
+        raise _TooDeep(f"invalid character '{opener}' exceeded max depth")
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -604,6 +608,8 @@ def _decode_yaml(raw: bytes, duplicates: bool) -> tuple[Any, list[str]]:
     if head in (b"{", b"["):
         try:
             return _decode_json(raw, duplicates)
+        except _TooDeep:
+            raise
         except _BodyError:
             pass  # flow-style YAML that isn't JSON
     loader = _Loader(raw)

@@ -119,9 +119,9 @@ def _error(error: ApiError) -> Notice:
 
 def _next_bookmark(now: float, deadline: float, interval: float) -> float | None:
     """When the next periodic bookmark is due: after `interval`, but no later than 2 s before
-    the deadline; None when that moment has passed (upstream nextBookmarkTime)."""
+    the deadline; None when that moment is not in the future (upstream nextBookmarkTime)."""
     due = min(now + interval, deadline - PRE_TIMEOUT_BOOKMARK)
-    return due if due >= now else None
+    return due if due > now else None
 
 
 def _batches(items: list[tuple[str, Event]]) -> Iterator[list[Notice]]:
