@@ -12,7 +12,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from fakeapi import authn, features, logcheck
+from fakeapi import authn, features, logcheck, malloc
 from fakeapi.cluster import ClusterConfig
 from fakeapi.controlplane import ALL_COMPONENTS, ControlPlane
 from fakeapi.kubeconfig import write_kubeconfig
@@ -134,6 +134,7 @@ def run_log_command(args: argparse.Namespace) -> int:
 
 async def serve(args: argparse.Namespace) -> int:
     """Start, print one ready line, run until SIGINT/SIGTERM, flush, exit 0."""
+    malloc.fix_mmap_threshold()  # RSS follows the retained log, not the largest object seen
     try:
         plane = ControlPlane(ClusterConfig(data_dir=args.data_dir,
                                            feature_gates=args.feature_gates, seed=args.seed,

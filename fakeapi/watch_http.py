@@ -19,8 +19,9 @@ from aiohttp import web
 
 from fakeapi.errors import expired
 
-STALL_GRACE = 1.0
-"""Seconds a closed watch's last bytes may wait for the client before the connection drops."""
+MIN_GRACE = 1.0
+"""Least time a closed watch's last bytes may wait for the client before the connection drops
+(twice the stall bound when that is longer)."""
 WATCHDOG_PERIOD = 1.0
 """Longest interval between two looks of the watchdog at a stream."""
 
@@ -70,7 +71,7 @@ class _Watchdog:
             tail = f"{len(line):x}\r\n".encode() + line + b"\r\n" + tail
         transport.write(tail)
         transport.close()
-        self.loop.call_later(STALL_GRACE, transport.abort)
+        self.loop.call_later(max(MIN_GRACE, 2 * self.stall), transport.abort)
 
     def stop(self) -> None:
         """The stream ended by itself."""
