@@ -683,8 +683,10 @@ def _clean_list(values: list[Any]) -> list[Any]:
 
 
 def _internal(message: str) -> ApiError:
-    """A plain Go error surfacing from the apiserver: 500 with an empty (Unknown) reason."""
-    return ApiError(500, "", message)
+    """A patch the merge can't apply, with upstream's text. Upstream lets these plain Go errors
+    surface as a 500 (kubernetes/kubernetes#79210 asks for a 400); here nothing a client
+    sends is a server error, so they are 400 BadRequest."""
+    return bad_request(message)
 
 
 def _no_merge_key(item: Any, merge_key: str) -> ApiError:
