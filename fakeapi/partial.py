@@ -16,12 +16,11 @@ from typing import Any
 
 from fakeapi.errors import ApiError
 from fakeapi.jsonio import dumps
-from fakeapi.tables import META_GROUP, TABLE_VERSIONS, media_ranges
+from fakeapi.tables import META_GROUP, TABLE_VERSIONS, first_servable
 
 PARTIAL = "PartialObjectMetadata"
 PARTIAL_LIST = "PartialObjectMetadataList"
 VERSIONS = ("v1", "v1beta1")
-_JSON_RANGES = ("application/json", "application/*", "*/*")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,20 +48,9 @@ OBJECT = Form()
 @functools.lru_cache(maxsize=256)  # clients send the same few Accept headers
 def negotiate(accept: str | None) -> Form:
     """The first JSON media range of `accept` (by q, then order) that can be served."""
-    for media, params in media_ranges(accept or ""):
-        if media not in _JSON_RANGES:
-            continue
-        as_kind = params.get("as")
-        if as_kind is None:
-            return OBJECT
-        if params.get("g") != META_GROUP:
-            continue
-        version = params.get("v", "")
-        if as_kind == "Table" and version in TABLE_VERSIONS:
-            return Form("Table", version)
-        if as_kind in (PARTIAL, PARTIAL_LIST) and version in VERSIONS:
-            return Form(as_kind, version)
-    return OBJECT
+    found = first_servable(accept, {"Table": TABLE_VERSIONS, PARTIAL: VERSIONS,
+                                    PARTIAL_LIST: VERSIONS})
+    return Form(*found) if found is not None else OBJECT
 
 
 def not_acceptable(form: Form, kind: str, *, is_list: bool) -> ApiError:
