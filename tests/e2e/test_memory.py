@@ -130,3 +130,31 @@ async def _scenario(srv: ServerProcess) -> None:
     data, _ = read_to_the_end(timed_out, 15)
     assert all(line["type"] != "ERROR" for line in watch_lines(data)), "a timeout, not a stall"
     assert rss_mib(pid) - baseline <= RETENTION_MIB + SLACK_MIB
+
+
+def test_a_watch_that_is_never_read_still_ends_at_its_timeout(tmp_path: Path) -> None:
+    """With a stall bound far away, only timeoutSeconds can end this watch: it ends then,
+    cleanly (the end of the chunked stream, no ERROR), although its client never read."""
+    srv = start_server(tmp_path / "data", "--http", "--watch-stall-timeout", "600")
+    try:
+        asyncio.run(_never_read(srv))
+    finally:
+        assert srv.stop() == 0
+
+
+async def _never_read(srv: ServerProcess) -> None:
+    async with aiohttp.ClientSession() as session:
+        async with session.post(f"{srv.url}{CM}", json={"metadata": {"name": "big"}}) as resp:
+            obj = await resp.json()
+        watch = silent_watch(srv, f"resourceVersion={obj['metadata']['resourceVersion']}"
+                                  "&timeoutSeconds=2")
+        started = time.monotonic()
+        for i in range(12):  # more than its socket buffers hold: its writes block
+            obj = await update(session, srv.url, obj, i)
+        await asyncio.sleep(max(0.0, 4 - (time.monotonic() - started)))
+        data, how = read_to_the_end(watch, 30)
+    assert how == "eof", "the stream ends; the connection isn't dropped"
+    assert data.endswith(b"0\r\n\r\n"), "the chunked stream is terminated"
+    lines = watch_lines(data)
+    assert lines and all(line["type"] == "MODIFIED" for line in lines)
+    assert time.monotonic() - started < 30
