@@ -294,9 +294,9 @@ def parse_json(raw: bytes) -> Any:
         raise ValueError(e.message) from None
 
 
-_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-_STEPS = str.maketrans({"[": "\x01", "{": "\x01", "]": "\xff", "}": "\xff"})
+_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEPS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
 
 
 def too_deep(text: str) -> str:
@@ -304,11 +304,14 @@ def too_deep(text: str) -> str:
     strings aside; "" when it doesn't."""
     if text.count("[") + text.count("{") <= MAX_DEPTH:
         return ""
-    brackets = _NOT_BRACKET.sub("", _STRINGS.sub("", text))
-    steps = memoryview(brackets.translate(_STEPS).encode("latin-1")).cast("b")
+    data = _STRINGS.sub(b"", text.encode("utf-8", "surrogatepass"))
+    brackets = data.translate(None, _NOT_BRACKETS)
+    steps = memoryview(brackets.translate(_STEPS)).cast("b")
+    if max(itertools.accumulate(steps), default=0) <= MAX_DEPTH:  # at C speed: the usual case
+        return ""
     for i, depth in enumerate(itertools.accumulate(steps)):
         if depth > MAX_DEPTH:
-            return brackets[i]
+            return chr(brackets[i])
     return ""
 
 
