@@ -180,11 +180,11 @@ async def serve(args: argparse.Namespace) -> int:
     url = f"{scheme}://{host}:{port}"
     kubeconfig = args.kubeconfig or state_dir / "kubeconfig"
     write_kubeconfig(kubeconfig, server=url, pki=pki)
-    print(f"fakeapi ready at {url} kubeconfig={kubeconfig}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    for sig in (signal.SIGINT, signal.SIGTERM):  # before the ready line: a SIGTERM sent as
+        loop.add_signal_handler(sig, stop.set)  # soon as it is read still shuts down cleanly
+    print(f"fakeapi ready at {url} kubeconfig={kubeconfig}", flush=True)
     await stop.wait()
     await runner.cleanup()
     await plane.stop()
