@@ -164,5 +164,7 @@ def run_rounds(data_dir: Path, rounds: int, *, writes_per_round: int = 300) -> L
             counts["last_revision"] = last
             ledger.rounds.append(counts)
         finally:
-            assert again.stop() == 0
+            code = again.stop()
+            assert again.proc.stderr is not None
+            assert code == 0, f"exit {code}: {again.proc.stderr.read()[-2000:]}"
     return ledger
