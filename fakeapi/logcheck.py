@@ -24,7 +24,7 @@ class RepairError(Exception):
     """A repair that can't be done as asked (the log stays as it was)."""
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Problem:
     """Where the log stops being sound."""
 
@@ -37,7 +37,7 @@ class Problem:
     """A start refuses the log (False: an unacknowledged torn final write, cut at start)."""
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Report:
     """What `verify` found in one data directory's log."""
 
@@ -132,7 +132,7 @@ def refusal(data_dir: Path) -> str:
             "revisions to new objects.\n" + way_out(report))
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Repaired:
     """What `repair` did."""
 

@@ -564,20 +564,13 @@ def _partial_encoders(form: partial.Form) -> tuple[Callable[[Event, str], bytes]
     return encode, encode_notice
 
 
-_TRUE = ("1", "t", "T", "TRUE", "true", "True")
-_FALSE = ("0", "f", "F", "FALSE", "false", "False")
-
-
 def _bool_param(q: Any, name: str) -> bool | None:
-    """A boolean query parameter as Go's strconv.ParseBool reads it (None when absent)."""
+    """A boolean query parameter as upstream converts it (Convert_Slice_string_To_bool): "0"
+    and "false" in any case are false, anything else is true; None when absent."""
     value = q.get(name)
     if value is None:
         return None
-    if value in _TRUE:
-        return True
-    if value in _FALSE or value == "":
-        return False
-    raise bad_request(f"invalid value for {name}: {value!r}: must be a boolean")
+    return not (value == "0" or value.lower() == "false")
 
 
 def _named(name: str) -> Callable[[dict], bool]:

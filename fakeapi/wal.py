@@ -66,6 +66,7 @@ __all__ = [
     "WalDamagedError",
     "WalError",
     "WriteAheadLog",
+    "ack_path",
     "encode_record",
     "lock",
     "read_ack",
@@ -103,7 +104,7 @@ class WalCorruptError(WalError):
     """The file is not a WAL of this format, so recovery refuses to touch it."""
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Damage:
     """Where a WAL file stops being a clean sequence of records, and why."""
 
@@ -140,7 +141,7 @@ class Ack:
     records: int
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class ScanResult:
     """One pass over a WAL file: the good records, their offsets, and any damage after them."""
 
