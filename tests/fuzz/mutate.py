@@ -22,6 +22,8 @@ STRATEGIC = "application/strategic-merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 APPLY = "application/apply-patch+yaml"
 YAML = "application/yaml"
+MAX_BODY = 4 * 1024 * 1024
+"""Bodies are cut here (the server refuses what is over 3 MiB with 413 anyway)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -142,8 +144,9 @@ class Mutator:
             parent[r.choice(HOSTILE_KEYS)] = self.value()
         elif op == 3:  # wrap
             parent[key] = [parent[key]] if r.random() < 0.5 else {"x": parent[key]}
-        elif op == 4 and isinstance(parent, list):  # grow a list
-            parent.extend(parent[key] for _ in range(r.choice([1, 2, 50, 300])))
+        elif op == 4 and isinstance(parent, list):  # grow a list (big items only a little)
+            small = len(orjson.dumps(parent[key], default=str)) < 4096
+            parent.extend(parent[key] for _ in range(r.choice([1, 2, 50, 300]) if small else 1))
         else:
             parent[key] = self.scalar()
         return tree
@@ -168,7 +171,7 @@ class Mutator:
             text = text.replace(orjson.dumps(placeholder).decode(), raw)
         if self.rng.random() < 0.08:
             text = self._duplicate_a_key(text)
-        body = text.encode("utf-8", "surrogatepass")
+        body = text.encode("utf-8", "surrogatepass")[:MAX_BODY]
         if as_yaml and not self._raw:
             body = yaml.safe_dump(orjson.loads(body), allow_unicode=True).encode()
         if self.rng.random() < 0.08:
