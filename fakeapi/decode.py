@@ -27,7 +27,16 @@ import orjson
 import yaml
 
 from fakeapi.errors import bad_request
-from fakeapi.jsonio import MAX_DEPTH, dumps, loads
+from fakeapi.jsonio import (
+    HAZARD_RUN,
+    MAX_DEPTH,
+    dumps,
+    hazard,
+    is_hazard,
+    list_chain,
+    loads,
+    note_request_hazard,
+)
 from fakeapi.kinds import Kind
 
 # The Go type upstream's version/kind sniffer unmarshals into, as `%v` prints it.
@@ -211,8 +220,8 @@ def json_copy(value: Any, *, lenient: bool = False) -> Any:
     if not isinstance(value, (dict, list)):
         return value
     try:
-        return orjson.loads(orjson.dumps(value))
-    except (TypeError, orjson.JSONEncodeError):
+        return loads(dumps(value))
+    except (TypeError, ValueError):
         return _copy_slow(value)
 
 
@@ -252,6 +261,8 @@ def _orjson_without_duplicates(raw: bytes) -> Any:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return _NO_VALUE  # the stdlib pass gives the Go-style message
+    if hazard():  # orjson can't be trusted to encode it: the stdlib pass decides
+        return _NO_VALUE
     try:
         encoded = orjson.dumps(value)
     except TypeError:  # nested deeper than orjson encodes: the stdlib pass decides
@@ -262,6 +273,7 @@ def _orjson_without_duplicates(raw: bytes) -> Any:
 
 
 def _decode_json(raw: bytes, duplicates: bool) -> tuple[Any, list[str]]:
+    note_hazard(raw)
     if not duplicates:
         try:
             return orjson.loads(raw), []
@@ -283,6 +295,18 @@ def _decode_json(raw: bytes, duplicates: bool) -> tuple[Any, list[str]]:
         raise _BodyError(_constant_message(str(e))) from None
     except json.JSONDecodeError as e:
         raise _BodyError(_go_json_message(e)) from None
+
+
+def note_hazard(raw: bytes | str) -> None:
+    """Mark the request being served if its body is a hazard to orjson's encoder."""
+    if is_hazard(raw):
+        note_request_hazard()
+
+
+def note_value_hazard(value: Any) -> None:
+    """The same for a decoded value whose text doesn't show it (YAML, protobuf)."""
+    if isinstance(value, (dict, list)) and list_chain(value) >= HAZARD_RUN:
+        note_request_hazard()
 
 
 def parse_json(raw: bytes) -> Any:
@@ -634,6 +658,7 @@ def _decode_yaml(raw: bytes, duplicates: bool) -> tuple[Any, list[str]]:
         raise _BodyError(_yaml_message(e, raw)) from None
     finally:
         loader.dispose()
+    note_value_hazard(value)
     if not loader.dups:
         return value, []
     return value, _yaml_dup_paths(node, loader.dups)

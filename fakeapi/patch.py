@@ -18,7 +18,7 @@ import jsonpatch
 import jsonpointer
 import orjson
 
-from fakeapi.decode import json_copy, json_kind, parse_json
+from fakeapi.decode import json_copy, json_kind, note_hazard, parse_json
 from fakeapi.errors import ApiError, bad_request
 from fakeapi.jsonio import dumps
 from fakeapi.schemas import Schema, Schemas, get_schemas
@@ -99,6 +99,7 @@ class JsonSyntaxError(ValueError):
 
 def decode_json(body: bytes) -> Any:
     """Decode a request body; raise JsonSyntaxError with a Go-style message when it isn't JSON."""
+    note_hazard(body)
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError:

@@ -588,7 +588,7 @@ def _dry_run_causes(values: Any) -> list[Cause]:
     """Same as upstream: dryRun may only hold "All"."""
     if isinstance(values, list) and all(v == "All" for v in values):
         return []
-    shown = ", ".join(orjson.dumps(v).decode() for v in (
+    shown = ", ".join(dumps(v).decode() for v in (
         values if isinstance(values, list) else [values]))
     return [Cause("dryRun", f"Unsupported value: []string{{{shown}}}: supported "
                   'values: "All"', "FieldValueNotSupported")]

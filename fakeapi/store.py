@@ -24,7 +24,7 @@ import orjson
 from sortedcontainers import SortedDict
 
 from fakeapi.clock import Clock, rfc3339
-from fakeapi.jsonio import dumps
+from fakeapi.jsonio import dumps, note_stored
 from fakeapi.log import ADDED, DELETED, Event, EventLog
 
 Obj = dict[str, Any]
@@ -198,6 +198,7 @@ class Store:
                       prev_raw=old.raw if old is not None else None, actor=actor,
                       time=rfc3339(self.clock.now()))
         self.log.append(event)
+        note_stored(event.raw)
         if self.log.visible < revision:  # not durable yet: keep what readers still see
             bases = self._bases.setdefault(resource, {})
             base = bases.get(key)
@@ -243,6 +244,7 @@ class Store:
                 raise ReplayError(i, f"it holds revision {event.revision} where "
                                   f"{self.log.revision + 1} was due")
             self.log.append(event, durable=False)
+            note_stored(event.raw)
             self._apply(table, key, event)
 
     def resources(self) -> list[str]:
