@@ -7,17 +7,23 @@ commit goes to every watcher). Delivered events/s can't exceed commits/s x watch
 fixed-rate runs (600 commits/s = 60k events/s with 100 watchers, then 1,000/s) show the latency
 at a given load, and the last run (writer flat out) shows the ceiling.
 
-Two parts, labelled in the output:
+Parts, labelled in the output:
 
 - `inproc`: one in-memory Cluster in this process; the watchers are `fakeapi.watch.stream`
   consumers, the writer is `cluster.client().create`. Latency is from the moment `create`
   returned (the event is in the log) to the moment a watcher's `async for` got the chunk,
   matched by resourceVersion. Watchers and writer share one event loop, as in the server.
+- `inproc-durable`: the same with a data directory (a WAL in $TMPDIR). Watchers see an event
+  only once its group commit is synced, so the latency runs from the call of `create` (the
+  commit) to the delivery: it includes the fsync.
 - `http`: a `fakeapi serve --http` child process; this process holds 100 chunked watch
   streams (aiohttp) and a writer POSTing ConfigMaps (4 connections at a fixed rate, 16 flat
   out). Each object carries its send time in an annotation, so the main latency is
   POST-sent to watch-line-received: an upper bound of commit-to-delivery that includes the
   POST's own request path. POST-201-received to line-received is printed as a lower estimate.
+- `http-durable`: the same against `fakeapi serve --http --data-dir` (durable before visible:
+  the latency includes the fsync; the lower estimate is ~0, as the line and the 201 both wait
+  for it).
 """
 
 from __future__ import annotations
@@ -25,8 +31,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import re
+import shutil
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -50,6 +59,7 @@ EVENTS_TARGET = 50_000.0
 P99_TARGET_MS = 10.0
 NAMESPACE = "default"
 RV_RE = re.compile(rb'"resourceVersion":"(\d+)"')
+NAME_RE = re.compile(rb'"name":"(w-\d+)"')
 SENT_RE = re.compile(rb'"bench/sent":"([0-9.]+)"')
 WRITER_CONNECTIONS = 16  # the flat-out run
 PACED_CONNECTIONS = 4  # fixed-rate runs: few, so POSTs don't queue and the bound stays tight
@@ -132,12 +142,13 @@ async def measured(label: str, meter: CpuMeter, consumers: list[asyncio.Task[Non
 
 
 async def inproc_run(cluster: Cluster, *, watchers: int, rate: int, seconds: float,
-                     offset: int) -> None:
+                     offset: int, label: str) -> None:
     """One writer rate against `watchers` stream consumers in this event loop."""
     kind = cluster.kinds.by_id("configmaps")
     assert kind is not None
     client = cluster.client("bench")
-    committed: dict[int, float] = {}
+    committed: dict[bytes, float] = {}  # name -> commit time (durable: when create was called)
+    durable = cluster.wal is not None
     tally = Tally()
     spec = WatchSpec(kind=kind, namespace=NAMESPACE, timeout=seconds + 30,
                      resource_version=resource_version(cluster.store.revision))
@@ -145,35 +156,47 @@ async def inproc_run(cluster: Cluster, *, watchers: int, rate: int, seconds: flo
     async def consume() -> None:
         async for chunk in stream(cluster.store, spec):
             now = time.perf_counter()
-            for rv in RV_RE.findall(chunk):
-                tally.latencies.append(now - committed[int(rv)])
+            for name in NAME_RE.findall(chunk):
+                tally.latencies.append(now - committed[name])
                 tally.events += 1
             tally.last_delivery = now
 
     async def write(i: int) -> None:
-        obj = await client.create("configmaps", configmap(f"w-{offset + i}", NAMESPACE))
-        committed[int(obj["metadata"]["resourceVersion"])] = time.perf_counter()
+        name = f"w-{offset + i}"
+        if durable:  # the event is committed now and delivered after its fsync
+            committed[name.encode()] = time.perf_counter()
+        await client.create("configmaps", configmap(name, NAMESPACE))
+        if not durable:
+            committed[name.encode()] = time.perf_counter()
 
     tasks = [asyncio.create_task(consume()) for _ in range(watchers)]
     await asyncio.sleep(0.05)
-    await measured("inproc", CpuMeter(inproc=None), tasks, tally, write, rate=rate,
+    await measured(label, CpuMeter(inproc=None), tasks, tally, write, rate=rate,
                    seconds=seconds, watchers=watchers)
 
 
-async def bench_inproc(watchers: int, seconds: float, rates: list[int]) -> None:
-    """In-process watchers on an in-memory cluster (no controllers running)."""
-    print(f"\n== inproc: {watchers} fakeapi.watch.stream consumers, writer client.create")
-    cluster = Cluster(ClusterConfig(seed=1))
-    for n, rate in enumerate(rates):
-        await inproc_run(cluster, watchers=watchers, rate=rate, seconds=seconds,
-                         offset=n * 1_000_000)
+async def bench_inproc(watchers: int, seconds: float, rates: list[int], *,
+                       durable: bool = False) -> None:
+    """In-process watchers on a cluster (no controllers running), in memory or durable."""
+    label = "inproc-durable" if durable else "inproc"
+    print(f"\n== {label}: {watchers} fakeapi.watch.stream consumers, writer client.create")
+    work = Path(tempfile.mkdtemp(prefix="fakeapi-bench-")) if durable else None
+    cluster = Cluster(ClusterConfig(seed=1, data_dir=work))
+    try:
+        for n, rate in enumerate(rates):
+            await inproc_run(cluster, watchers=watchers, rate=rate, seconds=seconds,
+                             offset=n * 1_000_000, label=label)
+    finally:
+        await cluster.close()
+        if work is not None:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 # ----- over HTTP ---------------------------------------------------------------------------
 
 
 async def http_run(session: aiohttp.ClientSession, base: str, server_pid: int, *,
-                   watchers: int, rate: int, seconds: float, offset: int) -> None:
+                   watchers: int, rate: int, seconds: float, offset: int, label: str) -> None:
     """One writer rate against `watchers` HTTP watch streams."""
     cms = f"{base}/api/v1/namespaces/{NAMESPACE}/configmaps"
     async with session.get(cms, params={"limit": "1"}) as resp:
@@ -220,16 +243,19 @@ async def http_run(session: aiohttp.ClientSession, base: str, server_pid: int, *
     while ready < watchers and time.perf_counter() < deadline:
         await asyncio.sleep(0.01)
     conns = WRITER_CONNECTIONS if rate == MAX_RATE else PACED_CONNECTIONS
-    await measured("http", CpuMeter(server=server_pid, client=None), tasks, tally, write,
+    await measured(label, CpuMeter(server=server_pid, client=None), tasks, tally, write,
                    rate=rate, seconds=seconds, watchers=watchers, connections=conns)
     print(f"      POST response -> line (lower estimate): {latency_text(after_response)}")
     print(f"      the writer's POSTs ({conns} connections): {latency_text(post_latencies)}")
 
 
-async def bench_http(watchers: int, seconds: float, rates: list[int]) -> None:
+async def bench_http(watchers: int, seconds: float, rates: list[int], *,
+                     durable: bool = False) -> None:
     """HTTP watch streams from this process against a server child process."""
-    server = start_server()
-    print(f"\n== http: {watchers} aiohttp watch streams + a POST writer -> {server.url}\n"
+    label = "http-durable" if durable else "http"
+    work = Path(tempfile.mkdtemp(prefix="fakeapi-bench-")) if durable else None
+    server = start_server(data_dir=work)
+    print(f"\n== {label}: {watchers} aiohttp watch streams + a POST writer -> {server.url}\n"
           "   latency = POST sent -> watch line received (upper bound of commit-to-delivery);\n"
           "   POST 201 received -> line received is a lower estimate (0 if the line came first)")
     try:
@@ -238,9 +264,11 @@ async def bench_http(watchers: int, seconds: float, rates: list[int]) -> None:
         async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
             for n, rate in enumerate(rates):
                 await http_run(session, server.url, server.pid, watchers=watchers, rate=rate,
-                               seconds=seconds, offset=n * 1_000_000)
+                               seconds=seconds, offset=n * 1_000_000, label=label)
     finally:
         server.stop()
+        if work is not None:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 async def main() -> None:
@@ -251,14 +279,17 @@ async def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="length of each writer run")
     parser.add_argument("--rates", type=int, nargs="+", default=[600, 1000, MAX_RATE],
                         help="writer commits/s per run (0 = as fast as possible)")
-    parser.add_argument("--parts", nargs="+", choices=("inproc", "http"),
-                        default=["inproc", "http"])
+    parser.add_argument("--parts", nargs="+",
+                        choices=("inproc", "inproc-durable", "http", "http-durable"),
+                        default=["inproc", "inproc-durable", "http", "http-durable"])
     args = parser.parse_args()
     header("bench_watch: watch fan-out")
-    if "inproc" in args.parts:
-        await bench_inproc(args.watchers, args.seconds, args.rates)
-    if "http" in args.parts:
-        await bench_http(args.watchers, args.seconds, args.rates)
+    for part in args.parts:
+        durable = part.endswith("-durable")
+        if part.startswith("inproc"):
+            await bench_inproc(args.watchers, args.seconds, args.rates, durable=durable)
+        else:
+            await bench_http(args.watchers, args.seconds, args.rates, durable=durable)
 
 
 if __name__ == "__main__":

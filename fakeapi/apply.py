@@ -35,12 +35,11 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-import orjson
-
 from fakeapi import fieldpath as fp
 from fakeapi.decode import object_member
 from fakeapi.errors import ApiError, Cause, bad_request
 from fakeapi.fieldpath import FieldSet
+from fakeapi.jsonio import dumps, loads
 from fakeapi.schemas import Schema, get_schemas, types_of
 
 APPLY = "Apply"
@@ -700,8 +699,8 @@ def _without_managed(obj: dict[str, Any] | None) -> dict[str, Any]:
 
 def _deep_copy(obj: Any) -> Any:
     try:
-        return orjson.loads(orjson.dumps(obj))
-    except (TypeError, orjson.JSONEncodeError):
+        return loads(dumps(obj))
+    except (TypeError, ValueError):
         return copy.deepcopy(obj)
 
 

@@ -17,12 +17,15 @@ from pathlib import Path
 
 from aiohttp import web
 
-from fakeapi import authn, cel, features
+from fakeapi import authn, cel, features, logcheck, malloc
 from fakeapi.cluster import ClusterConfig
 from fakeapi.controlplane import ALL_COMPONENTS, ControlPlane
 from fakeapi.kubeconfig import read_kubeconfig, write_kubeconfig
+from fakeapi.log import DEFAULT_RETENTION_BYTES
 from fakeapi.runtime.component import ComponentSelectionError, select
 from fakeapi.server import create_app
+from fakeapi.store import ReplayError
+from fakeapi.wal import WalCorruptError, WalDamagedError, WalError
 from kubelet_emu.profile import DEFAULT_PROFILE, NodeProfile, ProfileError, load_profile
 from kubelet_emu.settings import DEFAULT_NODES, EmulatorSettings
 from scheduler.explain import text as explanation_text
@@ -84,6 +87,34 @@ def parse_node_count(text: str) -> int:
     return n
 
 
+_BYTE_UNITS = {"": 1, "k": 1000, "m": 1000**2, "g": 1000**3, "ki": 1024, "mi": 1024**2,
+               "gi": 1024**3}
+
+
+def parse_bytes(text: str) -> int:
+    """A byte count, plain or with a Kubernetes quantity suffix (`64Mi`, `1G`); at least 1."""
+    digits = text.rstrip("KkMmGgi")
+    unit = text[len(digits):].lower()
+    try:
+        value = int(digits) * _BYTE_UNITS[unit]
+    except (ValueError, KeyError):
+        raise argparse.ArgumentTypeError(f"invalid byte count: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"invalid byte count: {text!r} (must be positive)")
+    return value
+
+
+def _add_log_commands(sub: argparse._SubParsersAction) -> None:
+    """`fakeapi log verify DIR` and `fakeapi log repair DIR --truncate-at REV`."""
+    log_cmd = sub.add_parser("log", help="check or repair a data directory's event log")
+    log_sub = log_cmd.add_subparsers(dest="log_command", required=True)
+    verify = log_sub.add_parser("verify", help="say whether the log is sound, and where not")
+    verify.add_argument("data_dir", type=Path, metavar="DIR")
+    repair = log_sub.add_parser("repair", help="keep revisions 1..REV, cut (and save) the rest")
+    repair.add_argument("data_dir", type=Path, metavar="DIR")
+    repair.add_argument("--truncate-at", type=int, required=True, metavar="REV")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     parser = argparse.ArgumentParser(prog="fakeapi", description=__doc__)
@@ -117,6 +148,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="run an emulated kubelet for Nodes that clients create (a node "
                             "labelled or annotated emulator.fakeapi.dev/managed=false is "
                             "always left alone)")
+    serve.add_argument("--log-retention-bytes", type=parse_bytes,
+                       default=DEFAULT_RETENTION_BYTES, metavar="BYTES",
+                       help="cap on the JSON bytes of recent events kept in memory for watches "
+                            "and paginated lists (e.g. 64Mi; default 128Mi)")
+    serve.add_argument("--watch-stall-timeout", type=float, default=30.0, metavar="SECONDS",
+                       help="close a watch whose client has read nothing for this long")
     serve.add_argument("--log-level", default="WARNING")
     explain = sub.add_parser("explain", help="why is my pod pending? ask a running server")
     explain.add_argument("what", choices=["pod"], help="what to explain")
@@ -126,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="the server to ask (default: $KUBECONFIG, else "
                               ".fakeapi/kubeconfig)")
     explain.add_argument("-o", "--output", choices=["text", "json"], default="text")
+    _add_log_commands(sub)
     return parser
 
 
@@ -152,17 +190,50 @@ def explain_pod(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_log_command(args: argparse.Namespace) -> int:
+    """`fakeapi log verify|repair`: 0 when the log is sound (or was repaired), 1 when it is
+    damaged (or the repair was refused), 2 when it is no fakeapi log at all."""
+    try:
+        if args.log_command == "verify":
+            report = logcheck.verify(args.data_dir)
+            print(logcheck.format_report(report))
+            return 1 if report.problem is not None and report.problem.refused else 0
+        done = logcheck.repair(args.data_dir, args.truncate_at)
+    except logcheck.RepairError as e:
+        print(f"fakeapi: {e}", file=sys.stderr)
+        return 1
+    except (WalCorruptError, OSError) as e:
+        print(f"fakeapi: {e}", file=sys.stderr)
+        return 2
+    if done.saved is None:
+        print(f"nothing to cut: the log ends at revision {done.kept}")
+    else:
+        print(f"kept revisions 1..{done.kept}; cut {done.cut_bytes:,} bytes, saved to "
+              f"{done.saved}")
+    return 0
+
+
 async def serve(args: argparse.Namespace) -> int:
     """Start, print one ready line, run until SIGINT/SIGTERM, flush, exit 0."""
     if args.cel_engine:
         cel.set_default_engine(args.cel_engine)
+    malloc.fix_mmap_threshold()  # RSS follows the retained log, not the largest object seen
     state_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="fakeapi-"))
     # (argparse runs the string default through parse_profile too)
     emulator = EmulatorSettings(nodes=args.nodes, profile=args.node_profile,
                                 adopt_nodes=args.adopt_nodes, state_dir=state_dir)
-    plane = ControlPlane(ClusterConfig(data_dir=args.data_dir,
-                                       feature_gates=args.feature_gates, seed=args.seed),
-                         components=args.components, emulator=emulator)
+    try:
+        plane = ControlPlane(ClusterConfig(data_dir=args.data_dir,
+                                           feature_gates=args.feature_gates, seed=args.seed,
+                                           retention_bytes=args.log_retention_bytes,
+                                           watch_stall_timeout=args.watch_stall_timeout),
+                             components=args.components, emulator=emulator)
+    except (WalDamagedError, ReplayError):
+        print(logcheck.refusal(args.data_dir), file=sys.stderr, flush=True)
+        return 1
+    except WalError as e:  # not a fakeapi log, or already open in another server
+        print(f"fakeapi: refusing to start: {e}", file=sys.stderr, flush=True)
+        return 1
     ssl_context = None
     pki = None
     if args.http:
@@ -198,11 +269,11 @@ async def serve(args: argparse.Namespace) -> int:
     url = f"{scheme}://{host}:{port}"
     kubeconfig = args.kubeconfig or state_dir / "kubeconfig"
     write_kubeconfig(kubeconfig, server=url, pki=pki)
-    print(f"fakeapi ready at {url} kubeconfig={kubeconfig}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    for sig in (signal.SIGINT, signal.SIGTERM):  # before the ready line: a SIGTERM sent as
+        loop.add_signal_handler(sig, stop.set)  # soon as it is read still shuts down cleanly
+    print(f"fakeapi ready at {url} kubeconfig={kubeconfig}", flush=True)
     await stop.wait()
     await runner.cleanup()
     await plane.stop()
@@ -214,6 +285,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "explain":
         return explain_pod(args)
+    if args.command == "log":
+        return run_log_command(args)
     logging.basicConfig(level=getattr(logging, args.log_level.upper(), logging.WARNING),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:

@@ -12,12 +12,11 @@ import dataclasses
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-import orjson
-
 from fakeapi import authz, selectors
 from fakeapi.authn import AUTHENTICATED, UserInfo
 from fakeapi.decode import json_copy
 from fakeapi.errors import ApiError
+from fakeapi.jsonio import dumps, loads
 from fakeapi.kinds import Kind
 from fakeapi.log import Event
 from fakeapi.podio import NodeStreams, PodIO
@@ -96,14 +95,15 @@ class Client:
         return kind
 
     async def _done(self, result: WriteResult) -> Obj:
-        await self._registry.store.log.durable()
-        return orjson.loads(result.raw)  # a copy the caller owns
+        if result.event is not None:  # answered once durable, as an HTTP client is
+            await self._registry.store.log.durable(result.event.revision)
+        return loads(result.raw)  # a copy the caller owns
 
     async def get(self, resource: str, name: str, namespace: str = "") -> Obj:
         """GET one object."""
         kind = self.kind(resource)
         self._authorize("get", kind, namespace, name)
-        return orjson.loads(self._registry.get(kind, namespace, name).raw)  # a copy
+        return loads(self._registry.get(kind, namespace, name).raw)  # a copy
 
     async def list(self, resource: str, namespace: str | None = None, *,
                    label_selector: str = "", field_selector: str = "",
@@ -126,7 +126,7 @@ class Client:
         page = self._registry.list(kind, namespace, predicate=pred)
         if not copy:
             return [item_object(i) for i in page.items], page.revision
-        return [orjson.loads(item_raw(i)) for i in page.items], page.revision
+        return [loads(item_raw(i)) for i in page.items], page.revision
 
     async def create(self, resource: str, obj: Obj, namespace: str = "") -> Obj:
         """CREATE; the namespace defaults to the object's."""
@@ -155,7 +155,7 @@ class Client:
         if force:
             ctx = dataclasses.replace(ctx, force=True)
         result = self._registry.patch(kind, namespace, name,
-                                             PATCH_TYPES[patch_type], orjson.dumps(patch), ctx,
+                                             PATCH_TYPES[patch_type], dumps(patch), ctx,
                                              subresource)
         return await self._done(result)
 
@@ -204,7 +204,7 @@ class Client:
         async for batch in notices(self._registry.store, spec):
             for type_, item in batch:
                 if isinstance(item, Event):
-                    yield type_, orjson.loads(item.raw) if copy else item.object
+                    yield type_, loads(item.raw) if copy else item.object
                 else:
                     yield type_, item
 

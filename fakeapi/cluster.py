@@ -25,7 +25,7 @@ from fakeapi.client import Client
 from fakeapi.clock import Clock, RealClock
 from fakeapi.features import FeatureGates
 from fakeapi.kinds import KindTable, served_kinds
-from fakeapi.log import DEFAULT_RETENTION, EventLog
+from fakeapi.log import DEFAULT_RETENTION, DEFAULT_RETENTION_BYTES, EventLog
 from fakeapi.podio import PodIO
 from fakeapi.randomness import RandomSource
 from fakeapi.registry.context import RequestContext
@@ -49,8 +49,11 @@ class ClusterConfig:
     data_dir: Path | None = None
     feature_gates: dict[str, bool] = dataclasses.field(default_factory=dict)
     retention: int = DEFAULT_RETENTION
+    retention_bytes: int = DEFAULT_RETENTION_BYTES
     seed: int | None = None
     bookmark_interval: float = 60.0
+    watch_stall_timeout: float = 30.0
+    """Seconds a watch's write may wait on a client that doesn't read before it is closed."""
 
 
 class Cluster:
@@ -66,7 +69,8 @@ class Cluster:
         if config.data_dir is not None:
             config.data_dir.mkdir(parents=True, exist_ok=True)
             self.wal, records = WriteAheadLog.open(config.data_dir / "events.log")
-        self.log = EventLog(retention=config.retention, wal=self.wal)
+        self.log = EventLog(retention=config.retention, retention_bytes=config.retention_bytes,
+                            wal=self.wal)
         self.store = Store(log=self.log, clock=self.clock)
         self.store.replay(records)
         self.randomness = RandomSource(config.seed)
@@ -84,6 +88,7 @@ class Cluster:
         self._seed_namespaces()
         self._seed_rbac()
         self._seed_kubernetes_service()
+        self.log.flush_now()  # what the cluster seeds is durable and visible from the start
 
     def _lookup(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
         event = self.store.get(resource, namespace, name)
@@ -171,9 +176,10 @@ class Cluster:
         return self.client(service_account_username(rbac.COMPONENT_NAMESPACE, name),
                            extra={NODE_NAME_KEY: (node,)} if node else None)
 
+    def health(self) -> list[tuple[str, bool, str]]:
+        """The core's readiness checks: the log takes writes (not after a WAL I/O error)."""
+        return [("log", self.log.writable, self.log.failure or "")]
+
     async def close(self) -> None:
         """Wake watchers so their streams end, and flush the log to disk."""
-        self.log.wake_all()
-        if self.wal is not None:
-            await self.log.durable()
-            await self.wal.close()
+        await self.log.close()

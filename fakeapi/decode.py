@@ -7,18 +7,36 @@ pairs hook only compares `len(dict(pairs))` with `len(pairs)`; a duplicate abort
 a slower pass computes every duplicate path (`metadata.name`, `spec.containers[0].name`).
 Callers that don't care about duplicates pass `duplicates=False`. Malformed bodies become 400
 BadRequest with Go-style messages, wrapped the way the apiserver wraps them.
+
+Hostile bodies get what Go's decoder gives them, never a server error: nesting deeper than
+10,000 levels is refused ("exceeded max depth"); a lone UTF-16 surrogate escape (`\ud800`)
+decodes to U+FFFD; a number beyond float64 (an integer of 400 digits, `1e999`) is refused as
+Go refuses to unmarshal it; YAML's `.inf`/`.nan` are refused as JSON can't carry them.
 """
 
 from __future__ import annotations
 
 import base64
+import itertools
 import json
+import math
+import re
 from typing import Any
 
 import orjson
 import yaml
 
 from fakeapi.errors import bad_request
+from fakeapi.jsonio import (
+    HAZARD_RUN,
+    MAX_DEPTH,
+    dumps,
+    hazard,
+    is_hazard,
+    list_chain,
+    loads,
+    note_request_hazard,
+)
 from fakeapi.kinds import Kind
 
 # The Go type upstream's version/kind sniffer unmarshals into, as `%v` prints it.
@@ -37,6 +55,37 @@ class _BadConstant(ValueError):
     """NaN/Infinity literals: Python accepts them, Go's decoder does not."""
 
 
+class _BadValue(Exception):
+    """A well-formed value Go's decoder won't unmarshal (a number beyond float64)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+_SHOWN_DIGITS = 64
+
+
+def _number_error(text: str) -> _BadValue:
+    shown = text if len(text) <= _SHOWN_DIGITS else text[:_SHOWN_DIGITS] + "..."
+    return _BadValue(f"json: cannot unmarshal number {shown} into Go value of type float64")
+
+
+def _parse_int(text: str) -> int | float:
+    """Integers as the stdlib reads them, but one too long for a float64 is Go's error (and
+    never reaches Python's 4,300-digit conversion limit)."""
+    if len(text) > 300 and math.isinf(float(text)):
+        raise _number_error(text)
+    return int(text)
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _number_error(text)
+    return value
+
+
 def _fast_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     d = dict(pairs)
     if len(d) != len(pairs):
@@ -52,8 +101,10 @@ def _reject_constant(name: str) -> Any:
     raise _BadConstant(name)
 
 
-_FAST = json.JSONDecoder(object_pairs_hook=_fast_pairs, parse_constant=_reject_constant)
-_SLOW = json.JSONDecoder(object_pairs_hook=_Pairs, parse_constant=_reject_constant)
+_FAST = json.JSONDecoder(object_pairs_hook=_fast_pairs, parse_constant=_reject_constant,
+                         parse_int=_parse_int, parse_float=_parse_float)
+_SLOW = json.JSONDecoder(object_pairs_hook=_Pairs, parse_constant=_reject_constant,
+                         parse_int=_parse_int, parse_float=_parse_float)
 
 
 def media_type(content_type: str) -> str:
@@ -91,6 +142,8 @@ def decode_body(raw: bytes, content_type: str, *, kind: str | None = None,
             value, dups = _decode_yaml(raw, duplicates)
         else:
             value, dups = _decode_json(raw, duplicates)
+    except _BadValue as e:
+        raise bad_request(_YAML_PREFIX + e.message if yaml_body else e.message) from None
     except _BodyError as e:
         inner = e.message if yaml_body else _JSON_PREFIX + e.message
         if kind is None:
@@ -163,12 +216,12 @@ def json_copy(value: Any, *, lenient: bool = False) -> Any:
     beyond 64 bits from the stdlib decoder) are copied recursively instead.
     """
     if not lenient:
-        return orjson.loads(orjson.dumps(value))
+        return loads(dumps(value))
     if not isinstance(value, (dict, list)):
         return value
     try:
-        return orjson.loads(orjson.dumps(value))
-    except (TypeError, orjson.JSONEncodeError):
+        return loads(dumps(value))
+    except (TypeError, ValueError):
         return _copy_slow(value)
 
 
@@ -208,12 +261,19 @@ def _orjson_without_duplicates(raw: bytes) -> Any:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return _NO_VALUE  # the stdlib pass gives the Go-style message
-    if raw.count(b":") != orjson.dumps(value).count(b":"):
+    if hazard():  # orjson can't be trusted to encode it: the stdlib pass decides
+        return _NO_VALUE
+    try:
+        encoded = orjson.dumps(value)
+    except TypeError:  # nested deeper than orjson encodes: the stdlib pass decides
+        return _NO_VALUE
+    if raw.count(b":") != encoded.count(b":"):
         return _NO_VALUE
     return value
 
 
 def _decode_json(raw: bytes, duplicates: bool) -> tuple[Any, list[str]]:
+    note_hazard(raw)
     if not duplicates:
         try:
             return orjson.loads(raw), []
@@ -224,6 +284,8 @@ def _decode_json(raw: bytes, duplicates: bool) -> tuple[Any, list[str]]:
         if value is not _NO_VALUE:
             return value, []
     text = raw.decode("utf-8", "replace") if isinstance(raw, (bytes, bytearray)) else raw
+    _check_depth(text)
+    text = replace_lone_surrogates(text)
     try:
         try:
             return _FAST.decode(text), []
@@ -233,6 +295,80 @@ def _decode_json(raw: bytes, duplicates: bool) -> tuple[Any, list[str]]:
         raise _BodyError(_constant_message(str(e))) from None
     except json.JSONDecodeError as e:
         raise _BodyError(_go_json_message(e)) from None
+
+
+def note_hazard(raw: bytes | str) -> None:
+    """Mark the request being served if its body is a hazard to orjson's encoder."""
+    if is_hazard(raw):
+        note_request_hazard()
+
+
+def note_value_hazard(value: Any) -> None:
+    """The same for a decoded value whose text doesn't show it (YAML, protobuf)."""
+    if isinstance(value, (dict, list)) and list_chain(value) >= HAZARD_RUN:
+        note_request_hazard()
+
+
+def parse_json(raw: bytes) -> Any:
+    """Decode a JSON body (a patch) as `decode_body` does, duplicates ignored; ValueError with
+    Go's message when it isn't JSON Go would decode."""
+    try:
+        return _decode_json(raw, False)[0]
+    except (_BodyError, _BadValue) as e:
+        raise ValueError(e.message) from None
+
+
+_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEPS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
+
+
+def too_deep(text: str) -> str:
+    """The bracket at which a JSON (or flow YAML) text nests deeper than MAX_DEPTH levels,
+    strings aside; "" when it doesn't."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return ""
+    data = _STRINGS.sub(b"", text.encode("utf-8", "surrogatepass"))
+    brackets = data.translate(None, _NOT_BRACKETS)
+    steps = memoryview(brackets.translate(_STEPS)).cast("b")
+    if max(itertools.accumulate(steps), default=0) <= MAX_DEPTH:  # at C speed: the usual case
+        return ""
+    for i, depth in enumerate(itertools.accumulate(steps)):
+        if depth > MAX_DEPTH:
+            return chr(brackets[i])
+    return ""
+
+
+class _TooDeep(_BodyError):
+    """Nested deeper than MAX_DEPTH: refused whatever the media type says."""
+
+
+def _check_depth(text: str) -> None:
+    """Same as Go's JSON scanner: nesting deeper than 10,000 levels is a syntax error."""
+    opener = too_deep(text)
+    if opener:
+        raise _TooDeep(f"invalid character '{opener}' exceeded max depth")
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_ESCAPES = re.compile(
+    r"\\(?:u([dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})|u[dD][89a-fA-F][0-9a-fA-F]{2}|.)",
+    re.S)
+
+
+def _one_escape(m: re.Match[str]) -> str:
+    text = m.group(0)
+    if m.group(1) is None and text[1] == "u":
+        return "\\ufffd"  # a surrogate escape that is not half of a pair
+    return text
+
+
+def replace_lone_surrogates(text: str) -> str:
+    """Same as Go's decoder: a `\\uD800`-`\\uDFFF` escape that is not part of a valid pair
+    decodes to U+FFFD instead of a lone surrogate (which no UTF-8 encoder accepts)."""
+    if not _SURROGATE_ESCAPE.search(text):
+        return text
+    return _ESCAPES.sub(_one_escape, text)
 
 
 def _slow_json(text: str) -> tuple[Any, list[str]]:
@@ -259,6 +395,34 @@ def _constant_message(name: str) -> str:
     if name.startswith("-"):
         return "invalid character 'I' in numeric literal"
     return f"invalid character '{name[0]}' looking for beginning of value"
+
+
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
+               "\t": "\\t", "\v": "\\v", "\\": "\\\\", '"': '\\"'}
+
+
+def go_quote(text: str) -> str:
+    """Go's strconv.Quote (`%q`): a double-quoted string whose control and unprintable
+    characters are escaped, so the result is safe on one line (in a header, in a message)."""
+    if text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'
+    out = ['"']
+    for ch in text:
+        esc = _GO_ESCAPES.get(ch)
+        if esc is not None:
+            out.append(esc)
+        elif ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\x{ord(ch):02x}")
+        elif 0xD800 <= ord(ch) <= 0xDFFF:  # not a rune: Go writes the replacement character
+            out.append("\ufffd")
+        elif ord(ch) < 0x10000:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    out.append('"')
+    return "".join(out)
 
 
 def go_quote_char(ch: str) -> str:
@@ -299,22 +463,6 @@ def _container_at(text: str, pos: int) -> str:
         elif ch in "}]" and stack:
             stack.pop()
     return stack[-1] if stack else ""
-
-
-def go_json_syntax_message(raw: bytes | str) -> str:
-    """The message Go's `encoding/json` gives for a body that is not valid JSON."""
-    text = raw.decode("utf-8", "replace") if isinstance(raw, (bytes, bytearray)) else raw
-    if not text.strip():
-        return "unexpected end of JSON input"
-    try:
-        _FAST.decode(text)
-    except _Duplicate:
-        return "invalid character looking for beginning of value"
-    except _BadConstant as e:
-        return _constant_message(str(e))
-    except json.JSONDecodeError as e:
-        return _go_json_message(e)
-    return "invalid character looking for beginning of value"
 
 
 def _go_json_message(e: json.JSONDecodeError) -> str:
@@ -405,6 +553,21 @@ class _Loader(_BaseLoader):
     def construct_yaml_timestamp(self, node: Any) -> str:
         return str(self.construct_scalar(node))
 
+    def construct_yaml_int(self, node: Any) -> Any:
+        """Same as goyaml: an integer too large even for a float64 stays a string."""
+        try:
+            return super().construct_yaml_int(node)
+        except ValueError:  # beyond Python's 4,300-digit conversion limit
+            return str(self.construct_scalar(node))
+
+    def construct_yaml_float(self, node: Any) -> Any:
+        """Same as sigs.k8s.io/yaml: .inf and .nan can't be converted to JSON."""
+        value = super().construct_yaml_float(node)
+        if math.isinf(value) or math.isnan(value):
+            shown = "NaN" if math.isnan(value) else ("+Inf" if value > 0 else "-Inf")
+            raise _BodyError(f"json: unsupported value: {shown}")
+        return value
+
     def construct_yaml_pairs_list(self, node: Any) -> Any:
         out: list[Any] = []
         yield out
@@ -417,6 +580,8 @@ _Loader.yaml_implicit_resolvers = {
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
 _Loader.add_constructor("tag:yaml.org,2002:binary", _Loader.construct_yaml_binary)
+_Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
+_Loader.add_constructor("tag:yaml.org,2002:float", _Loader.construct_yaml_float)
 _Loader.add_constructor(_TIMESTAMP_TAG, _Loader.construct_yaml_timestamp)
 _Loader.add_constructor("tag:yaml.org,2002:omap", _Loader.construct_yaml_pairs_list)
 _Loader.add_constructor("tag:yaml.org,2002:pairs", _Loader.construct_yaml_pairs_list)
@@ -470,6 +635,8 @@ def _decode_yaml(raw: bytes, duplicates: bool) -> tuple[Any, list[str]]:
     if head in (b"{", b"["):
         try:
             return _decode_json(raw, duplicates)
+        except _TooDeep:
+            raise
         except _BodyError:
             pass  # flow-style YAML that isn't JSON
     loader = _Loader(raw)
@@ -491,6 +658,7 @@ def _decode_yaml(raw: bytes, duplicates: bool) -> tuple[Any, list[str]]:
         raise _BodyError(_yaml_message(e, raw)) from None
     finally:
         loader.dispose()
+    note_value_hazard(value)
     if not loader.dups:
         return value, []
     return value, _yaml_dup_paths(node, loader.dups)

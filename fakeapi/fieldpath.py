@@ -22,7 +22,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import orjson
+from fakeapi.jsonio import dumps
 
 FieldSet = dict[str, Any]
 
@@ -37,10 +37,7 @@ _HTML_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
 
 def go_json(value: Any) -> str:
     """Compact JSON the way Go's encoder writes it (sorted map keys, HTML characters escaped)."""
-    try:
-        text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-    except TypeError:  # integers beyond 64 bits
-        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    text = dumps(value, sort_keys=True).decode()  # (integers beyond 64 bits: the stdlib's)
     for raw, esc in _HTML_ESCAPES:
         if raw in text:
             text = text.replace(raw, esc)

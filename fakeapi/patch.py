@@ -18,8 +18,9 @@ import jsonpatch
 import jsonpointer
 import orjson
 
-from fakeapi.decode import go_json_syntax_message, json_copy, json_kind
+from fakeapi.decode import json_copy, json_kind, note_hazard, parse_json
 from fakeapi.errors import ApiError, bad_request
+from fakeapi.jsonio import dumps
 from fakeapi.schemas import Schema, Schemas, get_schemas
 
 JSON_PATCH = "application/json-patch+json"
@@ -98,10 +99,15 @@ class JsonSyntaxError(ValueError):
 
 def decode_json(body: bytes) -> Any:
     """Decode a request body; raise JsonSyntaxError with a Go-style message when it isn't JSON."""
+    note_hazard(body)
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError:
-        raise JsonSyntaxError(go_json_syntax_message(body)) from None
+        pass
+    try:  # deeper than orjson decodes, lone surrogates, huge numbers: as Go's decoder does
+        return parse_json(body)
+    except ValueError as e:
+        raise JsonSyntaxError(str(e)) from None
 
 
 # --------------------------------------------------------------------------- JSON patch
@@ -629,7 +635,7 @@ def _ident(value: Any) -> Any:
         return value  # the common case; every other identity is a tuple
     category = _category(value)
     if category in ("map", "list"):
-        return (category, orjson.dumps(value, option=orjson.OPT_SORT_KEYS))
+        return (category, dumps(value, sort_keys=True))
     return (category, value)
 
 
@@ -678,8 +684,10 @@ def _clean_list(values: list[Any]) -> list[Any]:
 
 
 def _internal(message: str) -> ApiError:
-    """A plain Go error surfacing from the apiserver: 500 with an empty (Unknown) reason."""
-    return ApiError(500, "", message)
+    """A patch the merge can't apply, with upstream's text. Upstream lets these plain Go errors
+    surface as a 500 (kubernetes/kubernetes#79210 asks for a 400); here nothing a client
+    sends is a server error, so they are 400 BadRequest."""
+    return bad_request(message)
 
 
 def _no_merge_key(item: Any, merge_key: str) -> ApiError:

@@ -25,14 +25,16 @@ from fakeapi import (
     discovery,
     openapi,
     openapi_v2,
+    partial,
     podstreams,
     protobuf,
     reviews,
     selectors,
     tables,
+    watch_http,
 )
 from fakeapi.cluster import Cluster
-from fakeapi.decode import decode_body
+from fakeapi.decode import decode_body, go_quote
 from fakeapi.errors import (
     ApiError,
     Cause,
@@ -42,12 +44,20 @@ from fakeapi.errors import (
     unsupported_media_type,
 )
 from fakeapi.errors import invalid as invalid_error
+from fakeapi.jsonio import dumps
 from fakeapi.kinds import Kind
 from fakeapi.log import DELETED, Event
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import ListResult, WriteResult, item_object, item_raw
 from fakeapi.validation.field import forbidden, not_supported
-from fakeapi.watch import WatchSpec, default_encoder, stream
+from fakeapi.warning_headers import warning_headers
+from fakeapi.watch import (
+    WatchSpec,
+    default_encoder,
+    default_notice_encoder,
+    start_revision,
+    stream,
+)
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +76,7 @@ _N = TypeVar("_N", int, float)
 
 
 def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
-    return web.Response(body=orjson.dumps(body), status=status, content_type=JSON_TYPE,
+    return web.Response(body=dumps(body), status=status, content_type=JSON_TYPE,
                         headers=headers)
 
 
@@ -179,15 +189,32 @@ class Api:
         try:
             return await self._dispatch(request)
         except ApiError as e:
+            if request.method != "GET" and e.code < 500:
+                # a refusal may rest on writes not durable yet (409 AlreadyExists on a pending
+                # create): answer once what it saw is durable, as etcd orders a failed txn
+                try:
+                    await self.cluster.log.durable()
+                except ApiError as failed:
+                    return error_response(failed)
             return error_response(e)
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         parts = [p for p in request.path.split("/") if p]
         if parts[0] == "api" and len(parts) <= 2 or parts[0] == "apis" and len(parts) <= 3:
             return self.discovery(request, parts)
-        target = self.resolve(parts)
-        if target is None:
+        prefix = 2 if parts[0] == "api" else 3
+        legacy_watch = parts[prefix] == "watch"
+        if legacy_watch:  # deprecated /watch/... paths, still served upstream
+            parts = parts[:prefix] + parts[prefix + 1:]
+        target = self.resolve(parts) if len(parts) > prefix else None
+        if target is None or legacy_watch and target.subresource:
             raise not_found_path()
+        if target.name:
+            _check_path_name(target.name)
+        if legacy_watch:
+            if request.method != "GET":
+                raise method_not_allowed()
+            return await self.watch(request, target)
         if target.kind.resource_id in reviews.HANDLERS or (
                 target.kind.resource_id == reviews.TOKEN_REVIEWS):
             return await self.review(request, target)
@@ -250,13 +277,17 @@ class Api:
     # ----- reads -------------------------------------------------------------------------
 
     def get(self, request: web.Request, t: Target) -> web.Response:
-        """GET an object (or its status, or a view such as its scale)."""
+        """GET an object (or its status, or a view such as its scale), as the object, a
+        Table or PartialObjectMetadata."""
+        form = partial.negotiate(request.headers.get("Accept"))
+        partial.check(form, t.kind.kind, is_list=False)
         event = self.registry.get(t.kind, t.namespace or "", t.name)
         view = self.registry.view(t.kind, t.subresource) if t.subresource else None
         if view is not None:
             return _json(view.view(event.object))
-        table = tables.wants_table(request.headers.get("Accept", ""))
-        if table:
+        if form.partial:
+            return _raw(partial.encode_object(event.object, form))
+        if form.as_kind:
             return _json(self._table(request, t.kind, [event.object], None))
         return _raw(event.raw)
 
@@ -269,22 +300,23 @@ class Api:
         """LIST with selectors and limit/continue pagination."""
         q = request.query
         _check_list_options(q, watch=False)
+        form = partial.negotiate(request.headers.get("Accept"))
+        partial.check(form, t.kind.kind, is_list=True)
         limit = _number_param(q, "limit", int, 0)
         page = self.registry.list(
             t.kind, t.namespace, predicate=self._predicate(request, t.kind), limit=max(limit, 0),
             continue_token=q.get("continue", ""), resource_version=q.get("resourceVersion", ""),
             resource_version_match=q.get("resourceVersionMatch", ""))
-        if tables.wants_table(request.headers.get("Accept", "")):
+        if form.partial:
+            return _raw(partial.encode_list([item_object(i) for i in page.items],
+                                            _list_meta(page), form))
+        if form.as_kind:
             return _json(self._table(request, t.kind, [item_object(i) for i in page.items], page))
-        return _raw(self._encode_list(t.kind, page.revision, page.continue_token,
+        return _raw(self._encode_list(t.kind, _list_meta(page),
                                       [item_raw(i) for i in page.items]))
 
     @staticmethod
-    def _encode_list(kind: Kind, revision: int, continue_token: str, items: builtins.list[bytes]
-                     ) -> bytes:
-        meta: dict[str, Any] = {"resourceVersion": str(revision)}
-        if continue_token:
-            meta["continue"] = continue_token
+    def _encode_list(kind: Kind, meta: dict[str, Any], items: builtins.list[bytes]) -> bytes:
         head = orjson.dumps({"kind": f"{kind.kind}List", "apiVersion": kind.api_version,
                              "metadata": meta})
         return head[:-1] + b',"items":[' + b",".join(items) + b"]}"
@@ -306,16 +338,28 @@ class Api:
         """A chunked watch stream from a revision (or from current state)."""
         q = request.query
         _check_list_options(q, watch=True)
+        form = partial.negotiate(request.headers.get("Accept"))
+        partial.check(form, t.kind.kind, is_list=False)
         timeout = _number_param(q, "timeoutSeconds", float, 1800.0)
-        spec = WatchSpec(kind=t.kind, namespace=t.namespace,
-                         predicate=self._predicate(request, t.kind),
+        predicate = self._predicate(request, t.kind)
+        if t.name:  # a legacy /watch/.../NAME path watches one object
+            predicate = _and(predicate, _named(t.name))
+        spec = WatchSpec(kind=t.kind, namespace=t.namespace, predicate=predicate,
                          resource_version=q.get("resourceVersion", ""),
-                         send_initial_events=q.get("sendInitialEvents") == "true",
-                         allow_bookmarks=q.get("allowWatchBookmarks") in ("true", "1"),
+                         send_initial_events=_bool_param(q, "sendInitialEvents"),
+                         allow_bookmarks=bool(_bool_param(q, "allowWatchBookmarks")),
                          timeout=timeout,
                          bookmark_interval=self.cluster.config.bookmark_interval)
+        try:
+            start_revision(self.cluster.store, spec)
+        except ApiError as e:
+            if e.code == 400:  # a malformed resourceVersion is refused before the stream
+                raise
         encode: Callable[[Event, str], bytes] = default_encoder
-        if tables.wants_table(request.headers.get("Accept", "")):
+        encode_notice: Callable[[str, dict[str, Any]], bytes] = default_notice_encoder
+        if form.partial:
+            encode, encode_notice = _partial_encoders(form)
+        elif form.as_kind:
             encode = self._table_encoder(request, t.kind)
         response = web.StreamResponse(headers={"Content-Type": JSON_TYPE,
                                                "Cache-Control": "no-cache, private"})
@@ -326,16 +370,14 @@ class Api:
         assert task is not None  # a handler always runs in a task
         watches.add(task)
         try:
-            async for chunk in stream(self.cluster.store, spec, encode):
-                await response.write(chunk)
-        except (ConnectionResetError, asyncio.CancelledError):
-            pass
+            closed = await watch_http.send(
+                request, response, stream(self.cluster.store, spec, encode, encode_notice),
+                timeout=timeout, stall=self.cluster.config.watch_stall_timeout,
+                farewell=_error_line)
         finally:
             watches.discard(task)
-        try:
-            await response.write_eof()
-        except (ConnectionResetError, RuntimeError):
-            pass
+        if closed and closed != "timeout":
+            log.info("closed a watch of %s: %s", t.kind.resource_id, closed)
         return response
 
     def _table_encoder(self, request: web.Request, kind: Kind) -> Callable[[Event, str], bytes]:
@@ -344,7 +386,7 @@ class Api:
         def encode(event: Event, type: str) -> bytes:
             table = self._table(request, kind, [event.object], None, with_headers=first[0])
             first[0] = False
-            return orjson.dumps({"type": type, "object": table}) + b"\n"
+            return dumps({"type": type, "object": table}) + b"\n"
 
         return encode
 
@@ -368,17 +410,17 @@ class Api:
         return decode_body(raw, ctype or JSON_TYPE, kind=kind)
 
     async def _durable(self, result: WriteResult) -> None:
-        """Wait until what the write committed (if anything) is on disk."""
+        """Wait until the version the write answers with is on disk (and so visible)."""
         if result.event is not None:
-            await self.cluster.log.durable()
+            await self.cluster.log.durable(result.event.revision)
 
     async def _respond(self, request: web.Request, result: WriteResult,
                        status: int = 200) -> web.Response:
         await self._durable(result)
-        headers = None
-        if result.warnings:
-            headers = {"Warning": ", ".join(_warning(w) for w in result.warnings)}
-        return _raw(result.raw, status, headers)
+        response = _raw(result.raw, status)
+        for value in warning_headers(result.warnings):
+            response.headers.add("Warning", value)
+        return response
 
     async def create(self, request: web.Request, t: Target) -> web.Response:
         """POST to a collection."""
@@ -451,8 +493,8 @@ class Api:
             t.kind, t.namespace, ctx, predicate=self._predicate(request, t.kind),
             options=options)
         await self.cluster.log.durable()
-        return _raw(self._encode_list(t.kind, self.cluster.store.revision, "",
-                                      [r.raw for r in results]))
+        meta = {"resourceVersion": str(self.cluster.store.visible_revision)}
+        return _raw(self._encode_list(t.kind, meta, [r.raw for r in results]))
 
     async def review(self, request: web.Request, t: Target) -> web.Response:
         """POST a review kind: answered from the authorizer, nothing stored."""
@@ -521,15 +563,75 @@ async def _read_body(request: web.Request) -> bytes:
     return b"".join(chunks)
 
 
-def _warning(text: str) -> str:
-    return '299 - "' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+def _check_path_name(name: str) -> None:
+    """Same as upstream's storage key functions (path.IsValidPathSegmentName): a name in the
+    URL may not be "." or "..", nor contain "/" or "%" (400 BadRequest); nor, here, a control
+    character, which no valid name holds."""
+    if name in (".", ".."):
+        msgs = [f"may not be '{name}'"]
+    else:
+        msgs = [f"may not contain '{c}'" for c in ("/", "%") if c in name]
+        if any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in name):
+            msgs.append("may not contain control characters")
+    if msgs:
+        raise bad_request(f"Name parameter invalid: {go_quote(name)}: {';'.join(msgs)}")
+
+
+def _list_meta(page: ListResult) -> dict[str, Any]:
+    """A list's metadata: resourceVersion, continue and remainingItemCount when set."""
+    meta: dict[str, Any] = {"resourceVersion": str(page.revision)}
+    if page.continue_token:
+        meta["continue"] = page.continue_token
+    if page.remaining is not None:
+        meta["remainingItemCount"] = page.remaining
+    return meta
+
+
+def _error_line(status: dict[str, Any]) -> bytes:
+    return default_notice_encoder("ERROR", status)
+
+
+def _partial_encoders(form: partial.Form) -> tuple[Callable[[Event, str], bytes],
+                                                   Callable[[str, dict], bytes]]:
+    """Watch line encoders that send PartialObjectMetadata (bookmarks included)."""
+
+    def encode(event: Event, type: str) -> bytes:
+        return (b'{"type":"' + type.encode() + b'","object":'
+                + partial.encode_object(event.object, form) + b"}\n")
+
+    def encode_notice(type: str, obj: dict) -> bytes:
+        if type == "BOOKMARK":
+            obj = partial.partial_object(obj, form)
+        return default_notice_encoder(type, obj)
+
+    return encode, encode_notice
+
+
+def _bool_param(q: Any, name: str) -> bool | None:
+    """A boolean query parameter as upstream converts it (Convert_Slice_string_To_bool): "0"
+    and "false" in any case are false, anything else is true; None when absent."""
+    value = q.get(name)
+    if value is None:
+        return None
+    return not (value == "0" or value.lower() == "false")
+
+
+def _named(name: str) -> Callable[[dict], bool]:
+    return lambda obj: obj.get("metadata", {}).get("name") == name
+
+
+def _and(first: Callable[[dict], bool] | None, second: Callable[[dict], bool]
+         ) -> Callable[[dict], bool]:
+    if first is None:
+        return second
+    return lambda obj: first(obj) and second(obj)
 
 
 def _dry_run_causes(values: Any) -> list[Cause]:
     """Same as upstream: dryRun may only hold "All"."""
     if isinstance(values, list) and all(v == "All" for v in values):
         return []
-    shown = ", ".join(orjson.dumps(v).decode() for v in (
+    shown = ", ".join(dumps(v).decode() for v in (
         values if isinstance(values, list) else [values]))
     return [Cause("dryRun", f"Unsupported value: []string{{{shown}}}: supported "
                   'values: "All"', "FieldValueNotSupported")]
@@ -619,8 +721,10 @@ def health_handlers(extra_checks: Checks | None) -> tuple[Callable[..., Any],
 
     def checks(request: web.Request, extra: bool) -> list[Check]:
         found: list[Check] = [("ping", True, "")]
-        if extra and extra_checks is not None:
-            found.extend(extra_checks())
+        if extra:
+            found.extend(request.app[CLUSTER].health())
+            if extra_checks is not None:
+                found.extend(extra_checks())
         return found
 
     def answer(request: web.Request, extra: bool) -> web.Response:

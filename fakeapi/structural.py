@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from fakeapi.decode import json_kind
+from fakeapi.decode import go_quote, json_kind
 from fakeapi.errors import ApiError, bad_request
 from fakeapi.schemas import Schema, get_schemas, types_of
 
@@ -682,8 +682,9 @@ def _prefix(obj: dict[str, Any], root: _Node, kind: str | None, version: str | N
 
 def strict_message(duplicates: Sequence[str], unknown: Sequence[str]) -> list[str]:
     """The strict decoding errors, deduplicated and capped like upstream."""
-    msgs = [f'duplicate field "{d}"' for d in duplicates]
-    msgs.extend(f'unknown field "{u}"' for u in unknown)
+    # field names are quoted as Go's %q does: a CR or LF in a name stays on one line
+    msgs = [f"duplicate field {go_quote(d)}" for d in duplicates]
+    msgs.extend(f"unknown field {go_quote(u)}" for u in unknown)
     return list(dict.fromkeys(msgs))[:MAX_STRICT_ERRORS]
 
 

@@ -10,7 +10,7 @@ argument (the injected clock), never from the system clock.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -130,6 +130,23 @@ def _media_ranges(accept: str) -> list[tuple[str, dict[str, str]]]:
 _JSON_RANGES = ("application/json", "application/*", "*/*")
 
 
+def first_servable(accept: str | None, forms: Mapping[str, tuple[str, ...]]
+                   ) -> tuple[str, str] | None:
+    """(`as` kind, version) of the first JSON media range of `accept` (by q, then order) that
+    asks for the object itself, ("", ""), or for one of the meta.k8s.io `forms` (as kind →
+    served versions); None when no range can be served."""
+    for media, params in _media_ranges(accept or ""):
+        if media not in _JSON_RANGES:
+            continue
+        as_kind = params.get("as")
+        if as_kind is None:
+            return "", ""
+        version = params.get("v", "")
+        if params.get("g") == META_GROUP and version in forms.get(as_kind, ()):
+            return as_kind, version
+    return None
+
+
 @functools.lru_cache(maxsize=256)  # clients send the same few Accept headers
 def table_version_from_accept(accept: str | None) -> str | None:
     """The `meta.k8s.io` Table version ("v1" or "v1beta1") an Accept header asks for, if any.
@@ -141,16 +158,8 @@ def table_version_from_accept(accept: str | None) -> str | None:
     `as=Table;v=v1`, then `as=Table;v=v1beta1`, then `application/json`.
     The `includeObject` query parameter is the caller's (see `parse_include_object`).
     """
-    for media, params in _media_ranges(accept or ""):
-        if media not in _JSON_RANGES:
-            continue
-        as_kind = params.get("as")
-        if as_kind is None:
-            return None
-        version = params.get("v")
-        if as_kind == "Table" and params.get("g") == META_GROUP and version in TABLE_VERSIONS:
-            return version
-    return None
+    found = first_servable(accept, {"Table": TABLE_VERSIONS})
+    return found[1] if found is not None and found[0] == "Table" else None
 
 
 def wants_table(accept: str | None) -> bool:

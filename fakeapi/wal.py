@@ -3,7 +3,8 @@
 The in-memory event log is the truth while the process runs; this file is what makes it
 survive a crash. The contract: a record whose `sync()` returned is on disk, and after a crash
 (kill -9, power loss) the file reopens to a prefix of the appended records that contains every
-synced one and never a corrupted record.
+synced one and never a corrupted record. A file that can't honour that (a damaged record, or
+acknowledged records missing) is refused with `WalDamagedError`, never silently shortened.
 
 File format (all integers little-endian)::
 
@@ -13,21 +14,33 @@ File format (all integers little-endian)::
 `FILE_MAGIC` is ``b"FAKEWAL1"``. `RECORD_MAGIC` is 4 fixed bytes, so zero-filled or garbage
 tails never parse as records. `crc` is CRC-32 of the payload seeded with the length, so neither a
 damaged payload nor a damaged length field can validate. Records are never rewritten; the only
-mutation besides appending is cutting a torn tail at open, or after a failed write.
+mutation besides appending is cutting an unacknowledged torn final write at open, or the batch
+of a failed write.
+
+Next to the file, `<name>.ack` holds how far the file has been acknowledged (the end offset and
+record count of the last completed fsync, with its own CRC). It is written after every fsync,
+without an fsync of its own: after kill -9 it is exact, after a power loss it may lag, and it
+never claims more than the file holds. At open, damage before that offset, or a file shorter
+than it, means acknowledged records are gone: the open is refused. Past it, a final write that
+was torn (nothing intact after it) is cut, at INFO. Without the ack file (a log copied on its
+own) only the framing decides: an incomplete final record or a zero-filled tail is cut, a
+complete final record with a bad checksum is refused.
 
 Threading model: `append()` only buffers (no I/O) and is called on the event loop thread. A
 single background flusher task hands everything pending to one dedicated worker thread, which
 writes it with one `write` and one `fdatasync`, then wakes every `sync()` waiter it covered
-(group commit). Any write or fsync error poisons the log: the pending waiters and every later
-`append`/`sync` fail with `WalError`, because after a failed fsync the kernel's page cache can
-no longer be trusted (same as PostgreSQL's "fsync failure is a PANIC"). The process should then
-restart and recover from the file.
+(group commit). Any write or fsync error poisons the log: the partial batch is cut from the
+file, the pending waiters and every later `append`/`sync` fail with `WalError` (after a failed
+fsync the page cache can't be trusted for that data: PostgreSQL's "fsync failure is a PANIC").
+`resume()` probes whether the file takes writes again (space freed, device back) and, if it
+does, lets appending continue after the last durable record.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import errno
 import fcntl
 import heapq
@@ -40,15 +53,25 @@ import zlib
 from pathlib import Path
 
 __all__ = [
+    "ACK_SUFFIX",
     "FILE_MAGIC",
     "MAX_RECORD_BYTES",
     "RECORD_HEADER",
     "RECORD_MAGIC",
+    "Ack",
+    "Damage",
+    "ScanResult",
     "WalClosedError",
     "WalCorruptError",
+    "WalDamagedError",
     "WalError",
     "WriteAheadLog",
+    "ack_path",
     "encode_record",
+    "lock",
+    "read_ack",
+    "scan_file",
+    "write_ack",
 ]
 
 log = logging.getLogger(__name__)
@@ -57,6 +80,11 @@ FILE_MAGIC = b"FAKEWAL1"
 RECORD_MAGIC = b"\xe7EV\x01"
 RECORD_HEADER = struct.Struct("<4sII")  # magic, payload length, crc32(payload, seed=length)
 MAX_RECORD_BYTES = 64 * 1024 * 1024  # far above the apiserver's 1.5 MB object limit
+ACK_SUFFIX = ".ack"
+ACK_MAGIC = b"FAKEACK1"
+_ACK = struct.Struct("<8sQQI")  # magic, acknowledged end offset, record count, crc32(fields)
+PROBE_BYTES = 64 * 1024
+"""Bytes `resume()` writes (then cuts) past the durable end to learn whether writes work."""
 
 _pack_header = RECORD_HEADER.pack
 _unpack_header = RECORD_HEADER.unpack_from
@@ -74,6 +102,56 @@ class WalClosedError(WalError):
 
 class WalCorruptError(WalError):
     """The file is not a WAL of this format, so recovery refuses to touch it."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Damage:
+    """Where a WAL file stops being a clean sequence of records, and why."""
+
+    offset: int
+    """File offset of the first byte that is not part of a good record."""
+    record: int
+    """1-based number of the record that is damaged (good records before it + 1)."""
+    why: str
+    intact_after: int
+    """Records that still validate somewhere after the damage (more than a torn write)."""
+    acknowledged: bool
+    """The damage lies in what an fsync already acknowledged (per the ack file)."""
+    torn: bool
+    """It is an unacknowledged torn final write, which recovery may cut."""
+
+
+class WalDamagedError(WalCorruptError):
+    """The file holds a damaged record (or lost acknowledged ones): recovery refuses it."""
+
+    def __init__(self, path: Path, damage: Damage) -> None:
+        where = "acknowledged data" if damage.acknowledged else "the file"
+        more = (f"; {damage.intact_after} intact records follow" if damage.intact_after else "")
+        super().__init__(f"{path}: damaged record {damage.record} at offset {damage.offset} of "
+                         f"{where}: {damage.why}{more}")
+        self.path = path
+        self.damage = damage
+
+
+@dataclasses.dataclass(frozen=True)
+class Ack:
+    """What the ack file says was acknowledged: the file's end offset and its record count."""
+
+    offset: int
+    records: int
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ScanResult:
+    """One pass over a WAL file: the good records, their offsets, and any damage after them."""
+
+    size: int
+    records: list[bytes]
+    offsets: list[int]
+    """Start offset of each good record (its header)."""
+    good_end: int
+    ack: Ack | None
+    damage: Damage | None
 
 
 def encode_record(payload: bytes) -> bytes:
@@ -116,33 +194,146 @@ def _fsync_dir(path: Path) -> None:
         os.close(dfd)
 
 
-def _scan(data: bytes, start: int) -> tuple[list[bytes], int]:
-    """Parse records from `start`; return the payloads and the offset after the last good one."""
+def ack_path(path: Path) -> Path:
+    """Where the ack file of the WAL at `path` lives."""
+    return path.with_name(path.name + ACK_SUFFIX)
+
+
+def read_ack(path: Path) -> Ack | None:
+    """The ack file of the WAL at `path` (None when missing or unreadable: then only the
+    framing judges a damaged tail)."""
+    try:
+        data = ack_path(path).read_bytes()
+    except OSError:
+        return None
+    if len(data) != _ACK.size:
+        return None
+    magic, offset, records, crc = _ACK.unpack(data)
+    if magic != ACK_MAGIC or crc != _crc32(data[: _ACK.size - 4]):
+        log.warning("%s: ignoring a damaged ack file", ack_path(path))
+        return None
+    return Ack(offset, records)
+
+
+def _ack_bytes(ack: Ack) -> bytes:
+    head = _ACK.pack(ACK_MAGIC, ack.offset, ack.records, 0)[: _ACK.size - 4]
+    return head + struct.pack("<I", _crc32(head))
+
+
+def write_ack(path: Path, ack: Ack, *, sync: bool = True) -> None:
+    """Record `ack` for the WAL at `path` (a replace, durable when `sync`)."""
+    target = ack_path(path)
+    tmp = target.with_name(target.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+    try:
+        _write_all(fd, _ack_bytes(ack))
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, target)
+    if sync:
+        _fsync_dir(path.parent)
+
+
+def lock(fd: int, path: Path) -> None:
+    """Take the file's exclusive lock, which one open WAL (or repair) holds while it runs."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError as exc:
+        raise WalError(f"{path} is already open by another WAL") from exc
+
+
+def _scan(data: bytes, start: int) -> tuple[list[bytes], list[int], int, str]:
+    """Parse records from `start`; return payloads, offsets, the offset after the last good
+    one, and why parsing stopped there ("" at the end of the data)."""
     records: list[bytes] = []
+    offsets: list[int] = []
     pos = start
     end = len(data)
-    while pos + _HEADER_SIZE <= end:
+    while pos < end:
+        if pos + _HEADER_SIZE > end:
+            return records, offsets, pos, "incomplete record header"
         magic, length, crc = _unpack_header(data, pos)
         body = pos + _HEADER_SIZE
-        if magic != RECORD_MAGIC or length > MAX_RECORD_BYTES or body + length > end:
-            break
+        if magic != RECORD_MAGIC:
+            return records, offsets, pos, "no record header"
+        if length > MAX_RECORD_BYTES:
+            return records, offsets, pos, f"record length {length} is impossible"
+        if body + length > end:
+            return records, offsets, pos, "incomplete record"
         payload = data[body : body + length]
         if _crc32(payload, length) != crc:
-            break
+            return records, offsets, pos, "checksum mismatch"
         records.append(payload)
+        offsets.append(pos)
         pos = body + length
-    return records, pos
+    return records, offsets, pos, ""
 
 
 def _intact_records_after(data: bytes, start: int) -> int:
     """Count records that still validate somewhere after a damaged spot (a corruption hint)."""
     pos = data.find(RECORD_MAGIC, start + 1)
     while pos != -1:
-        found, _ = _scan(data, pos)
+        found = _scan(data, pos)[0]
         if found:
             return len(found)
         pos = data.find(RECORD_MAGIC, pos + 1)
     return 0
+
+
+def _incomplete_final_write(tail: bytes, why: str) -> bool:
+    """Whether `tail` (from the damage to the end) is what an interrupted append leaves: part
+    of one record (a prefix of a header, or a header whose payload runs past the end), or
+    zero fill (an extended file whose data never reached the disk)."""
+    if not tail.strip(b"\x00"):
+        return True
+    if why == "incomplete record":
+        return True
+    if why == "incomplete record header":
+        return RECORD_MAGIC.startswith(tail[: len(RECORD_MAGIC)])
+    return False
+
+
+def _judge(data: bytes, good_end: int, n: int, why: str, ack: Ack | None) -> Damage | None:
+    """The damage after `good_end` good bytes (None when the file is clean)."""
+    size = len(data)
+    if ack is not None and (good_end < ack.offset or n < ack.records):
+        if good_end == size:
+            why = (f"the file ends at offset {size} after {n} records, but {ack.records} "
+                   f"records ({ack.offset} bytes) were acknowledged")
+        intact = _intact_records_after(data, good_end) if good_end < size else 0
+        return Damage(offset=good_end, record=n + 1, why=why, intact_after=intact,
+                      acknowledged=True, torn=False)
+    if good_end == size:
+        return None
+    intact = _intact_records_after(data, good_end)
+    if intact:
+        torn = False
+    elif ack is not None:
+        torn = True  # past everything acknowledged, nothing valid after: a torn final write
+    else:
+        torn = _incomplete_final_write(data[good_end:], why)
+    return Damage(offset=good_end, record=n + 1, why=why, intact_after=intact,
+                  acknowledged=False, torn=torn)
+
+
+def _scan_data(data: bytes, ack: Ack | None) -> ScanResult:
+    magic_len = len(FILE_MAGIC)
+    records, offsets, good_end, why = _scan(data, magic_len)
+    return ScanResult(size=len(data), records=records, offsets=offsets, good_end=good_end,
+                      ack=ack, damage=_judge(data, good_end, len(records), why, ack))
+
+
+def scan_file(path: Path) -> ScanResult:
+    """Read and judge a WAL file without changing it (what `fakeapi log verify` reports).
+
+    Raises WalCorruptError when the file is not a WAL of this format at all.
+    """
+    data = Path(path).read_bytes()
+    if data[: len(FILE_MAGIC)] != FILE_MAGIC:
+        raise WalCorruptError(f"{path} is not a fakeapi WAL file (bad file header)")
+    return _scan_data(data, read_ack(Path(path)))
 
 
 class WriteAheadLog:
@@ -161,6 +352,8 @@ class WriteAheadLog:
         self._error: BaseException | None = None
         self._closed = False
         self._fd_closed = False
+        self._ack_fd = os.open(ack_path(path), os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        self._ack_failed = False
         self._executor = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="wal-flush"
         )
@@ -175,16 +368,13 @@ class WriteAheadLog:
     def open(cls, path: Path) -> tuple[WriteAheadLog, list[bytes]]:
         """Open or create the WAL at `path`; return it and every valid record, in order.
 
-        A torn tail (short header or payload, bad checksum, trailing zeros or garbage) is cut
-        at the end of the last good record and logged, so new appends continue cleanly.
+        An unacknowledged torn final write is cut (and logged at INFO), so new appends
+        continue cleanly; any other damage raises WalDamagedError and leaves the file as it is.
         """
         path = Path(path)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError as exc:
-                raise WalError(f"{path} is already open by another WAL") from exc
+            lock(fd, path)
             records, offset = cls._recover(path, fd)
         except BaseException:
             os.close(fd)
@@ -194,7 +384,7 @@ class WriteAheadLog:
 
     @staticmethod
     def _recover(path: Path, fd: int) -> tuple[list[bytes], int]:
-        """Read the file, cut any torn tail, and return (records, end offset of good data)."""
+        """Read the file, cut an unacknowledged torn tail, and return (records, end offset)."""
         size = os.fstat(fd).st_size
         data = _read_all(fd, size)
         if len(data) != size:
@@ -205,47 +395,33 @@ class WriteAheadLog:
             # to reinitialize; anything else is some other file and we refuse to touch it.
             if not (FILE_MAGIC.startswith(data) or data.count(0) == len(data)):
                 raise WalCorruptError(f"{path} is not a fakeapi WAL file (bad file header)")
+            ack = read_ack(path)
+            if ack is not None and ack.records:
+                raise WalDamagedError(path, Damage(
+                    offset=0, record=1, why=f"the file header is gone, but {ack.records} "
+                    "records were acknowledged", intact_after=0, acknowledged=True, torn=False))
             if data:
-                log.warning("%s: reinitializing a torn file header (%d bytes)", path, size)
+                log.info("%s: reinitializing a torn file header (%d bytes)", path, size)
             os.ftruncate(fd, 0)
             os.pwrite(fd, FILE_MAGIC, 0)
             _datasync(fd)
             _fsync_dir(path.parent)
+            write_ack(path, Ack(magic_len, 0))
             return [], magic_len
-        records, good_end = _scan(data, magic_len)
-        if good_end < size:
-            WriteAheadLog._cut_tail(path=path, fd=fd, data=data, good_end=good_end, n=len(records))
-        return records, good_end
-
-    @staticmethod
-    def _cut_tail(*, path: Path, fd: int, data: bytes, good_end: int, n: int) -> None:
-        """Truncate at `good_end`, logging what was cut; keep a copy if it looks like more than
-        a torn tail (intact records after the damage)."""
-        cut = len(data) - good_end
-        intact = _intact_records_after(data, good_end)
-        if intact:
-            saved = path.with_name(f"{path.name}.corrupt-{good_end}")
-            saved.write_bytes(data[good_end:])
-            log.error(
-                "%s: damaged record at offset %d after %d good records; %d intact records follow"
-                " (acknowledged ones would mean media corruption); cut %d bytes, saved to %s",
-                path,
-                good_end,
-                n,
-                intact,
-                cut,
-                saved,
-            )
-        else:
-            log.warning(
-                "%s: cut torn tail of %d bytes at offset %d after %d good records",
-                path,
-                cut,
-                good_end,
-                n,
-            )
-        os.ftruncate(fd, good_end)
-        _datasync(fd)
+        scan = _scan_data(data, read_ack(path))
+        damage = scan.damage
+        if damage is not None:
+            if not damage.torn:
+                raise WalDamagedError(path, damage)
+            log.info("%s: cut an unacknowledged torn final write of %d bytes at offset %d "
+                     "after %d records (%s)", path, size - scan.good_end, scan.good_end,
+                     len(scan.records), damage.why)
+            os.ftruncate(fd, scan.good_end)
+            _datasync(fd)
+        if damage is not None or scan.ack is None or scan.ack != Ack(scan.good_end,
+                                                                       len(scan.records)):
+            write_ack(path, Ack(scan.good_end, len(scan.records)))
+        return scan.records, scan.good_end
 
     # -- appending and group commit -------------------------------------------------------
 
@@ -367,17 +543,74 @@ class WriteAheadLog:
             self._durable_offset += len(data)
             self._durable_seq = upto
             self._flush_count += 1
+            self._record_ack()
             return upto
+
+    def _record_ack(self) -> None:
+        """Note in the ack file how far the file is now acknowledged (before anyone is told)."""
+        try:
+            os.pwrite(self._ack_fd, _ack_bytes(Ack(self._durable_offset, self._durable_seq)), 0)
+        except OSError as exc:  # only a hint for recovery: the records themselves are durable
+            if not self._ack_failed:
+                log.warning("%s: could not update the ack file: %r", self._path, exc)
+            self._ack_failed = True
+        else:
+            self._ack_failed = False
 
     def _poison(self, exc: BaseException) -> None:
         """Mark the log failed and best-effort cut the partial batch so the file stays clean."""
         self._error = exc
-        log.error("%s: WAL write/fsync failed, log is now unusable: %r", self._path, exc)
+        log.error("%s: WAL write/fsync failed, appends are refused until it is writable: %r",
+                  self._path, exc)
         try:
             os.ftruncate(self._fd, self._durable_offset)
             os.lseek(self._fd, self._durable_offset, os.SEEK_SET)
         except OSError as trunc_exc:  # recovery at the next open cuts whatever is left
             log.error("%s: could not cut the failed batch: %r", self._path, trunc_exc)
+
+    @property
+    def error(self) -> BaseException | None:
+        """The I/O error that stopped appends (None while the log is writable)."""
+        return self._error
+
+    async def resume(self) -> bool:
+        """After an I/O error: probe whether the file takes writes again; if it does, drop
+        what was appended after the last durable record and accept appends again."""
+        if self._error is None:
+            return True
+        if self._fd_closed:
+            return False
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._resume_blocking)
+
+    def _resume_blocking(self) -> bool:
+        with self._io_lock:
+            if self._error is None:
+                return True
+            end = self._durable_offset
+            try:
+                os.ftruncate(self._fd, end)
+                os.lseek(self._fd, end, os.SEEK_SET)
+                _write_all(self._fd, bytes(PROBE_BYTES))
+                _datasync(self._fd)
+                os.ftruncate(self._fd, end)
+                _datasync(self._fd)
+                os.lseek(self._fd, end, os.SEEK_SET)
+            except OSError as exc:
+                try:  # a torn probe is zero fill, which recovery cuts anyway
+                    os.ftruncate(self._fd, end)
+                except OSError:
+                    pass
+                log.debug("%s: still not writable: %r", self._path, exc)
+                return False
+            with self._buf_lock:
+                self._buf = []
+                self._seq = self._durable_seq
+                self._error = None
+            self._record_ack()
+            log.warning("%s: writable again after %d durable records", self._path,
+                        self._durable_seq)
+            return True
 
     def _unusable(self) -> WalError:
         """The error to raise once the log is failed or closed."""
@@ -434,15 +667,22 @@ class WriteAheadLog:
             self._executor.shutdown(wait=False)
 
     def _close_fd(self) -> None:
-        """Close the file descriptor once (which also releases the flock)."""
+        """Close the file descriptors once (which also releases the flock); a clean close
+        leaves a durable ack file."""
         with self._io_lock:
             if not self._fd_closed:
                 self._fd_closed = True
-                try:
-                    os.close(self._fd)
-                except OSError as exc:
-                    if exc.errno != errno.EBADF:
-                        raise
+                if self._error is None:
+                    try:
+                        os.fsync(self._ack_fd)
+                    except OSError as exc:
+                        log.warning("%s: could not sync the ack file: %r", self._path, exc)
+                for fd in (self._ack_fd, self._fd):
+                    try:
+                        os.close(fd)
+                    except OSError as exc:
+                        if exc.errno != errno.EBADF:
+                            raise
 
     def __repr__(self) -> str:
         return f"<WriteAheadLog {self._path} seq={self._seq} durable={self._durable_seq}>"

@@ -1,16 +1,19 @@
 """Watch streams: a cursor into the event log per watcher, lines encoded once per event.
 
-A watcher holds no buffer of its own: it reads the log from its cursor, so a slow
-client never blocks writers and never grows memory. If the log compacts away events of
-the watched resource after the cursor, the watcher gets an ERROR event with a 410 Expired
-Status and ends, and the client resumes with a fresh list (what client-go's reflector
-does). Timeouts and periodic bookmarks run on the store's clock (emulated time).
+A watcher holds no buffer of its own: it reads the log from its cursor, and only up to the
+log's visible (durable) revision, so it never sees an event a crash could take back. A slow
+client never blocks writers and never grows memory beyond one batch (bounded by count and
+bytes). If the log compacts away events of the watched resource after the cursor, the
+watcher gets an ERROR event with a 410 Expired Status and ends, and the client resumes with
+a fresh list (what client-go's reflector does). Timeouts and bookmarks run on the store's
+clock (emulated time): a bookmark every interval and one about 2 s before the deadline, as
+upstream's cacheWatcher schedules them.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import orjson
@@ -23,6 +26,10 @@ from fakeapi.store import Store
 Obj = dict[str, Any]
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 MAX_BATCH = 2000
+MAX_BATCH_BYTES = 1024 * 1024
+"""A batch (one chunk on the wire) ends once its objects reach this many bytes."""
+PRE_TIMEOUT_BOOKMARK = 2.0
+"""Seconds before a watch's deadline when its last bookmark is due (upstream: 2 s)."""
 Encoder = Callable[[Event, str], bytes]
 
 
@@ -34,7 +41,8 @@ class WatchSpec:
     namespace: str | None = None
     predicate: Callable[[Obj], bool] | None = None
     resource_version: str = ""
-    send_initial_events: bool = False
+    send_initial_events: bool | None = None
+    """True/False as the client sent it; None when it did not send it."""
     allow_bookmarks: bool = False
     timeout: float = 1800.0
     bookmark_interval: float = 60.0
@@ -45,13 +53,24 @@ def default_encoder(event: Event, type: str) -> bytes:
     return event.watch_line(type)
 
 
+def sends_initial_state(spec: WatchSpec) -> bool:
+    """Whether the watch begins with synthetic ADDED events for the current state: asked for
+    (sendInitialEvents=true), or the legacy default of an unset/"0" resourceVersion when
+    sendInitialEvents is not given (same as upstream's watch cache)."""
+    if spec.send_initial_events is not None:
+        return spec.send_initial_events
+    return spec.resource_version in ("", "0")
+
+
 def start_revision(store: Store, spec: WatchSpec) -> int:
-    """Validate the starting revision (410 Expired when the kind's later events were
-    compacted) and return it."""
+    """Validate the starting revision (400 for a malformed one, 410 Expired when the kind's
+    later events were compacted) and return it."""
     if spec.resource_version in ("", "0") or spec.send_initial_events:
-        return store.revision
+        return store.visible_revision
     try:
         rv = int(spec.resource_version)
+        if rv < 0:
+            raise ValueError
     except ValueError:
         raise ApiError(400, "BadRequest",
                        f"invalid resource version: {spec.resource_version!r}") from None
@@ -98,6 +117,27 @@ def _error(error: ApiError) -> Notice:
     return "ERROR", error.to_status()
 
 
+def _next_bookmark(now: float, deadline: float, interval: float) -> float | None:
+    """When the next periodic bookmark is due: after `interval`, but no later than 2 s before
+    the deadline; None when that moment is not in the future (upstream nextBookmarkTime)."""
+    due = min(now + interval, deadline - PRE_TIMEOUT_BOOKMARK)
+    return due if due > now else None
+
+
+def _batches(items: list[tuple[str, Event]]) -> Iterator[list[Notice]]:
+    """`items` cut into batches bounded by MAX_BATCH events and MAX_BATCH_BYTES."""
+    batch: list[Notice] = []
+    size = 0
+    for t, event in items:
+        batch.append((t, event))
+        size += len(event.raw)
+        if len(batch) >= MAX_BATCH or size >= MAX_BATCH_BYTES:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
 async def notices(store: Store, spec: WatchSpec) -> AsyncIterator[list[Notice]]:
     """Batches of what one watcher sees, until timeout, expiry or cancel.
 
@@ -112,50 +152,61 @@ async def notices(store: Store, spec: WatchSpec) -> AsyncIterator[list[Notice]]:
         yield [_error(e)]
         return
     resource = spec.kind.resource_id
-    if spec.resource_version in ("", "0") or spec.send_initial_events:
-        batch: list[Notice] = []
-        for item in store.scan(resource, spec.namespace):
-            assert isinstance(item, Event)
-            if spec.predicate is None or spec.predicate(item.object):
-                batch.append((ADDED, item))
-                if len(batch) >= MAX_BATCH:
-                    yield batch
-                    batch = []
+    if sends_initial_state(spec):
+        # the state at the cursor, taken at once (writes may land while batches are sent)
+        state = [(ADDED, item) for item in store.scan(resource, spec.namespace, visible=True)
+                 if isinstance(item, Event)
+                 and (spec.predicate is None or spec.predicate(item.object))]
+        last: list[Notice] = []
+        for batch in _batches(state):
+            if last:
+                yield last
+            last = batch
         if spec.send_initial_events and spec.allow_bookmarks:
-            batch.append(_bookmark(spec.kind, cursor, initial_end=True))
-        if batch:
-            yield batch
-    next_bookmark = clock.monotonic() + spec.bookmark_interval
+            last.append(_bookmark(spec.kind, cursor, initial_end=True))
+        if last:
+            yield last
+    next_bookmark = _next_bookmark(clock.monotonic(), deadline, spec.bookmark_interval)
     while True:
         try:
-            events = store.log.resource_since(resource, cursor)
+            events = store.log.visible_since(resource, cursor)
         except CompactedError as e:
             yield [_error(expired(str(e)))]
             return
         if events:
             events = events[:MAX_BATCH]
-            seen: list[Notice] = [(t, event) for event in events
-                                  if (t := translate(event, spec)) is not None]
             cursor = events[-1].revision
-            if seen:
-                yield seen
+            seen = [(t, event) for event in events if (t := translate(event, spec)) is not None]
+            for batch in _batches(seen):
+                yield batch
             continue
         now = clock.monotonic()
         if now >= deadline:
             return
-        if spec.allow_bookmarks and now >= next_bookmark:
-            yield [_bookmark(spec.kind, store.revision)]
-            next_bookmark = now + spec.bookmark_interval
+        if spec.allow_bookmarks and next_bookmark is not None and now >= next_bookmark:
+            yield [_bookmark(spec.kind, store.visible_revision)]
+            next_bookmark = _next_bookmark(now, deadline, spec.bookmark_interval)
             continue
-        wait_until = min(deadline, next_bookmark) if spec.allow_bookmarks else deadline
+        wait_until = deadline
+        if spec.allow_bookmarks and next_bookmark is not None:
+            wait_until = min(deadline, next_bookmark)
         await store.log.wait(resource, wait_until - now, clock=clock)
 
 
-async def stream(store: Store, spec: WatchSpec, encode: Encoder = default_encoder
+NoticeEncoder = Callable[[str, Obj], bytes]
+"""Encodes a BOOKMARK or ERROR notice (type, object) as one watch line."""
+
+
+def default_notice_encoder(type: str, obj: Obj) -> bytes:
+    """The JSON watch line of a BOOKMARK or ERROR notice."""
+    return orjson.dumps({"type": type, "object": obj}) + b"\n"
+
+
+async def stream(store: Store, spec: WatchSpec, encode: Encoder = default_encoder,
+                 encode_notice: NoticeEncoder = default_notice_encoder
                  ) -> AsyncIterator[bytes]:
     """The watch as chunks of newline-delimited JSON events (one chunk per batch)."""
     async for batch in notices(store, spec):
         yield b"".join(
-            encode(item, t) if isinstance(item, Event)
-            else orjson.dumps({"type": t, "object": item}) + b"\n"
+            encode(item, t) if isinstance(item, Event) else encode_notice(t, item)
             for t, item in batch)

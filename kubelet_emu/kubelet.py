@@ -208,7 +208,7 @@ class Kubelet(Controller[Key]):
         return int(text) if text.isdigit() else 0
 
     async def _serve_pod_resources(self, name: str) -> None:
-        if name in self._servers or not podresources.grpc_available():
+        if name in self._servers:
             return
         lister = podresources.Lister(functools.partial(self.pod_views, name),
                                      functools.partial(self._cpus, name))

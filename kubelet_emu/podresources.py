@@ -11,10 +11,14 @@ protobuf package. Without grpcio the data layer works and the socket is not serv
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
+
+import grpc
 
 log = logging.getLogger(__name__)
 
@@ -266,24 +270,23 @@ METHODS: Sequence[tuple[str, str, str, str]] = (
      "allocatable"))
 
 
-def grpc_available() -> bool:
-    """Whether grpcio is installed (the service is served only then)."""
-    try:
-        import grpc  # noqa: F401
-    except ImportError:
-        return False
-    return True
+MAX_SOCKET_PATH = 107
+"""The longest unix socket path (sun_path is 108 bytes with its NUL)."""
+
+
+def bind_path(socket: Path) -> Path:
+    """Where the socket is bound: `socket` itself, or, when that path is too long for a unix
+    socket (a deep data dir), a short one in the temporary folder that `socket` links to
+    (clients too long a path away connect to `os.path.realpath(socket)`)."""
+    if len(str(socket).encode()) <= MAX_SOCKET_PATH:
+        return socket
+    digest = hashlib.sha256(str(socket).encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"fakeapi-podresources-{digest}.sock"
 
 
 async def serve(socket: Path, lister: Lister) -> Any:
-    """Serve `lister` on a unix socket; returns the started grpc.aio server (stop it with
-    `await server.stop(None)`), or None without grpcio."""
-    try:
-        import grpc
-    except ImportError:
-        log.info("PodResources not served on %s: grpcio is not installed", socket)
-        return None
-
+    """Serve `lister` on a unix socket (see `bind_path`); returns the started grpc.aio server
+    (stop it with `await server.stop(None)`)."""
     def handler(method: str) -> Callable[[Msg, Any], Any]:
         answer = getattr(lister, method)
 
@@ -302,8 +305,12 @@ async def serve(socket: Path, lister: Lister) -> Any:
     server = grpc.aio.server()
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
     socket.parent.mkdir(parents=True, exist_ok=True)
-    if socket.exists():
-        socket.unlink()
-    server.add_insecure_port(f"unix://{socket}")
+    target = bind_path(socket)
+    for path in {socket, target}:
+        if path.is_symlink() or path.exists():
+            path.unlink()
+    server.add_insecure_port(f"unix://{target}")
     await server.start()
+    if target != socket:
+        socket.symlink_to(target)
     return server

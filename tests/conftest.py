@@ -154,7 +154,7 @@ def start_server(data_dir: Path, *extra: str, http: bool = False) -> ServerProce
         args.append("--http")
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=ROOT)
-    assert proc.stdout is not None
+    assert proc.stdout is not None and proc.stderr is not None
     line = proc.stdout.readline()
     if not line.startswith("fakeapi ready at "):
         proc.kill()

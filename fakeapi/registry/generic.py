@@ -37,6 +37,7 @@ from fakeapi.errors import (
     unsupported_media_type,
 )
 from fakeapi.features import FeatureGates
+from fakeapi.jsonio import dumps
 from fakeapi.kinds import Kind, KindTable
 from fakeapi.log import ADDED, DELETED, MODIFIED, CompactedError, Event
 from fakeapi.patch import apply_patch
@@ -98,23 +99,26 @@ class WriteResult:
         """The answer's JSON: the view when set, else the object as stored."""
         if self.body is not None:
             return self.body
-        return self.event.raw if self.event is not None else orjson.dumps(self.object)
+        return self.event.raw if self.event is not None else dumps(self.object)
 
 
 class ListResult:
-    """A page of a list: encoded items, the list's revision and the continue token."""
+    """A page of a list: encoded items, the list's revision, the continue token, and how many
+    items follow this page (upstream's remainingItemCount: None when not counted)."""
 
-    __slots__ = ("items", "revision", "continue_token")
+    __slots__ = ("items", "revision", "continue_token", "remaining")
 
-    def __init__(self, items: list[Event | Obj], revision: int, continue_token: str) -> None:
+    def __init__(self, items: list[Event | Obj], revision: int, continue_token: str,
+                 remaining: int | None = None) -> None:
         self.items = items
         self.revision = revision
         self.continue_token = continue_token
+        self.remaining = remaining
 
 
 def item_raw(item: Event | Obj) -> bytes:
     """JSON of a list item (events carry it; old versions are encoded on demand)."""
-    return item.raw if isinstance(item, Event) else orjson.dumps(item)
+    return item.raw if isinstance(item, Event) else dumps(item)
 
 
 def item_object(item: Event | Obj) -> Obj:
@@ -202,7 +206,14 @@ class Registry:
     # ----- reads -------------------------------------------------------------------------
 
     def get(self, kind: Kind, namespace: str, name: str) -> Event:
-        """The stored object, or 404."""
+        """The stored object as readers see it (durable), or 404."""
+        event = self.store.read(kind.resource_id, namespace, name)
+        if event is None:
+            raise not_found(kind.plural, kind.group, name)
+        return event
+
+    def _current(self, kind: Kind, namespace: str, name: str) -> Event:
+        """The stored object as the next write sees it (durable or not), or 404."""
         event = self.store.get(kind.resource_id, namespace, name)
         if event is None:
             raise not_found(kind.plural, kind.group, name)
@@ -227,9 +238,10 @@ class Registry:
              predicate: Callable[[Obj], bool] | None = None, limit: int = 0,
              continue_token: str = "", resource_version: str = "",
              resource_version_match: str = "") -> ListResult:
-        """One page of matching objects, consistent at the list's revision."""
+        """One page of matching objects, consistent at the list's revision (the durable one
+        unless a continue token or an exact resourceVersion names another)."""
         after: str | None = None
-        revision = self.store.revision
+        revision = self.store.visible_revision
         at: int | None = None
         if continue_token:
             at, after = _decode_continue(continue_token)
@@ -249,14 +261,18 @@ class Registry:
         items: list[Event | Obj] = []
         last_key = ""
         more = False
+        remaining: int | None = None
         try:
-            scan = self.store.scan(kind.resource_id, namespace, after=after, at_revision=at)
+            scan = self.store.scan(kind.resource_id, namespace, after=after, at_revision=at,
+                                   visible=True)
             for item in scan:
                 obj = item_object(item)
                 if predicate is not None and not predicate(obj):
                     continue
                 if limit and len(items) >= limit:
                     more = True
+                    if predicate is None:  # same as upstream: counted only without selectors
+                        remaining = 1 + sum(1 for _ in scan)
                     break
                 items.append(item)
                 if isinstance(item, Event):
@@ -269,7 +285,7 @@ class Registry:
                 raise expired(CONTINUE_EXPIRED) from e
             raise expired(str(e)) from e
         token = _encode_continue(revision, last_key) if more else ""
-        return ListResult(items, revision, token)
+        return ListResult(items, revision, token, remaining)
 
     # ----- writes ------------------------------------------------------------------------
 
@@ -373,7 +389,7 @@ class Registry:
     def delete(self, kind: Kind, namespace: str, name: str, ctx: RequestContext,
                options: Obj | None = None) -> WriteResult:
         """DELETE: marks objects with finalizers, removes the rest."""
-        current = self.get(kind, namespace, name)
+        current = self._current(kind, namespace, name)
         obj = current.object
         options = options or {}
         pre = options.get("preconditions") or {}
@@ -446,7 +462,7 @@ class Registry:
         causes = strategy.validate(body)
         if causes:
             raise invalid(strategy.body_kind, "", name, causes)
-        current = self.get(kind, namespace, name)
+        current = self._current(kind, namespace, name)
         if isinstance(strategy, ActionStrategy):
             code, answer = strategy.act(current.object, body, ctx, self)
             return WriteResult(event=None, object=answer, created=code == 201,
@@ -482,7 +498,7 @@ class Registry:
             raise bad_request(f"the name of the object ({meta.get('name')}) does not match the "
                               f"name on the URL ({name})")
         self._check_namespace(kind, namespace, meta, creating=False)
-        current = self.get(kind, namespace, name)
+        current = self._current(kind, namespace, name)
         old = current.object
         old_meta = old["metadata"]
         rv = meta.get("resourceVersion")

@@ -241,11 +241,12 @@ def _request(req: Obj, path: str, ctx: _ClaimCtx) -> list[Cause]:
                               "required, but multiple fields are set"))
     elif first:
         causes += validate_set(first, SUBREQUESTS_MAX,
-                               lambda s, p: _exact(s or {}, p, ctx, f"{req.get('name', '')}/"
-                                                   f"{(s or {}).get('name', '')}", sub=True),
+                               lambda s, p: _exact(s or {}, p, ctx, f"{req.get('name') or ''}/"
+                                                   f"{(s or {}).get('name') or ''}", sub=True),
                                name_key, child(path, "firstAvailable"))
     elif exactly is not None:
-        causes += _exact(exactly or {}, child(path, "exactly"), ctx, req.get("name", ""))
+        # a null name is an empty one (as Go decodes it), never a reference to fail on
+        causes += _exact(exactly or {}, child(path, "exactly"), ctx, req.get("name") or "")
     else:
         causes.append(required(path, "exactly one of `exactly` or `firstAvailable` is required"))
     return causes

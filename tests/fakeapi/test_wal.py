@@ -21,6 +21,7 @@ from fakeapi.wal import (
     RECORD_HEADER,
     WalClosedError,
     WalCorruptError,
+    WalDamagedError,
     WalError,
     WriteAheadLog,
     encode_record,
@@ -115,46 +116,66 @@ def header(length: int, crc: int) -> bytes:
     return RECORD_HEADER.pack(b"\xe7EV\x01", length, crc)
 
 
-# (id, damage applied to the good file's bytes, how many GOOD records survive)
-TORN_TAILS: list[tuple[str, Callable[[bytes], bytes], int]] = [
-    ("cut-inside-magic", lambda d: d + NEXT[:2], 3),
-    ("cut-inside-header", lambda d: d + NEXT[:7], 3),
-    ("header-only", lambda d: d + NEXT[: RECORD_HEADER.size], 3),
-    ("cut-inside-payload", lambda d: d + NEXT[:-3], 3),
-    ("flipped-payload-byte", lambda d: d + flip(NEXT, len(NEXT) - 5), 3),
-    ("flipped-length-byte", lambda d: d + flip(NEXT, 4), 3),
-    ("flipped-crc-byte", lambda d: d + flip(NEXT, 9), 3),
-    ("huge-length", lambda d: d + header(0xFFFFFFFF, 0) + b"x" * 64, 3),
-    ("trailing-zeros", lambda d: d + b"\x00" * 4096, 3),
-    ("trailing-garbage", lambda d: d + bytes((i * 37 + 11) % 256 for i in range(777)), 3),
-    ("empty-record-bad-crc", lambda d: d + header(0, 1), 3),
-    ("zeros-after-partial-record", lambda d: d + NEXT[:20] + b"\x00" * 512, 3),
-    ("last-good-record-flipped", lambda d: flip(d, len(d) - 1), 2),
-    ("last-good-record-truncated", lambda d: d[:-1], 2),
+# (id, damage applied to the cleanly closed file's bytes, how many GOOD records survive with
+# the ack file / with the framing alone (ack file gone); None: the open is refused)
+DAMAGES: list[tuple[str, Callable[[bytes], bytes], int | None, int | None]] = [
+    ("cut-inside-magic", lambda d: d + NEXT[:2], 3, 3),
+    ("cut-inside-header", lambda d: d + NEXT[:7], 3, 3),
+    ("header-only", lambda d: d + NEXT[: RECORD_HEADER.size], 3, 3),
+    ("cut-inside-payload", lambda d: d + NEXT[:-3], 3, 3),
+    ("flipped-payload-byte", lambda d: d + flip(NEXT, len(NEXT) - 5), 3, None),
+    ("flipped-length-byte", lambda d: d + flip(NEXT, 4), 3, 3),
+    ("flipped-crc-byte", lambda d: d + flip(NEXT, 9), 3, None),
+    ("huge-length", lambda d: d + header(0xFFFFFFFF, 0) + b"x" * 64, 3, None),
+    ("trailing-zeros", lambda d: d + b"\x00" * 4096, 3, 3),
+    ("trailing-garbage", lambda d: d + bytes((i * 37 + 11) % 256 for i in range(777)), 3, None),
+    ("empty-record-bad-crc", lambda d: d + header(0, 1), 3, None),
+    ("zeros-after-partial-record", lambda d: d + NEXT[:20] + b"\x00" * 512, 3, None),
+    ("last-good-record-flipped", lambda d: flip(d, len(d) - 1), None, None),
+    ("last-good-record-truncated", lambda d: d[:-1], None, 2),
+    ("last-record-dropped", lambda d: d[: -len(encode_record(GOOD[-1]))], None, 2),
 ]
 
 
+@pytest.mark.parametrize("with_ack", [True, False], ids=["ack", "framing-only"])
 @pytest.mark.parametrize(
-    ("damage", "survivors"), [t[1:] for t in TORN_TAILS], ids=[t[0] for t in TORN_TAILS]
+    ("damage", "with_ack_survivors", "framing_survivors"), [t[1:] for t in DAMAGES],
+    ids=[t[0] for t in DAMAGES],
 )
-async def test_torn_tail_recovers_good_prefix(
+async def test_only_an_unacknowledged_torn_final_write_is_cut(
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
     damage: Callable[[bytes], bytes],
-    survivors: int,
+    with_ack_survivors: int | None,
+    framing_survivors: int | None,
+    with_ack: bool,
 ) -> None:
     path = tmp_path / "events.wal"
     write_good(path, GOOD)
-    path.write_bytes(damage(path.read_bytes()))
+    if not with_ack:
+        wal_mod.ack_path(path).unlink()
+    damaged = damage(path.read_bytes())
+    path.write_bytes(damaged)
+    survivors = with_ack_survivors if with_ack else framing_survivors
+
+    if survivors is None:
+        with pytest.raises(WalDamagedError) as refused:
+            WriteAheadLog.open(path)
+        assert path.read_bytes() == damaged, "a refused file must be left as it was"
+        good_end = len(FILE_MAGIC) + sum(len(encode_record(p)) for p in GOOD[:2])
+        assert refused.value.damage.offset in (good_end, good_end + len(encode_record(GOOD[2])))
+        assert f"offset {refused.value.damage.offset}" in str(refused.value)
+        return
     expected = GOOD[:survivors]
     good_size = len(FILE_MAGIC) + sum(len(encode_record(p)) for p in expected)
-
-    with caplog.at_level(logging.WARNING, logger="fakeapi.wal"):
+    with caplog.at_level(logging.INFO, logger="fakeapi.wal"):
         wal, records = WriteAheadLog.open(path)
     assert records == expected
     assert path.stat().st_size == good_size, "torn tail must be cut on disk"
-    assert "cut torn tail" in caplog.text
-    assert list(tmp_path.glob("*.corrupt-*")) == []
+    if len(damaged) > good_size:
+        assert "cut an unacknowledged torn final write" in caplog.text
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert wal_mod.read_ack(path) == wal_mod.Ack(good_size, survivors)
 
     seq = wal.append(b"after-recovery")
     assert seq == survivors + 1
@@ -163,7 +184,7 @@ async def test_torn_tail_recovers_good_prefix(
     assert reopen(path) == [*expected, b"after-recovery"]
 
 
-def test_every_cut_point_recovers_exactly_the_whole_records(tmp_path: Path) -> None:
+def test_every_cut_point_recovers_exactly_the_whole_records_by_framing(tmp_path: Path) -> None:
     payloads = [b"", b"a", b"bb" * 7, b"c" * 300, b"{}"]
     path = tmp_path / "full.wal"
     write_good(path, payloads)
@@ -173,27 +194,61 @@ def test_every_cut_point_recovers_exactly_the_whole_records(tmp_path: Path) -> N
         ends.append(ends[-1] + len(encode_record(p)))
     cut_path = tmp_path / "cut.wal"
     for cut in range(len(FILE_MAGIC), len(full) + 1):
-        cut_path.write_bytes(full[:cut])
+        cut_path.write_bytes(full[:cut])  # a copy without its ack file: framing decides
         whole = sum(1 for end in ends[1:] if end <= cut)
         assert reopen(cut_path) == payloads[:whole], f"cut at {cut}"
         assert cut_path.stat().st_size == ends[whole]
+        wal_mod.ack_path(cut_path).unlink()
 
 
-def test_mid_log_corruption_keeps_prefix_and_saves_the_rest(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_a_cut_into_acknowledged_records_is_refused_at_every_point(tmp_path: Path) -> None:
+    payloads = [b"a", b"bb" * 7, b"c" * 30]
+    path = tmp_path / "events.wal"
+    write_good(path, payloads)
+    full = path.read_bytes()
+    for cut in range(len(FILE_MAGIC), len(full)):
+        path.write_bytes(full[:cut])
+        with pytest.raises(WalDamagedError, match="acknowledged"):
+            WriteAheadLog.open(path)
+    path.write_bytes(full)
+    assert reopen(path) == payloads
+
+
+def test_mid_log_corruption_is_refused_with_its_offset(tmp_path: Path) -> None:
     payloads = [f"record-{i}".encode() * 10 for i in range(5)]
     path = tmp_path / "events.wal"
     write_good(path, payloads)
     data = path.read_bytes()
     second = len(FILE_MAGIC) + len(encode_record(payloads[0]))
-    path.write_bytes(flip(data, second + RECORD_HEADER.size + 3))
+    damaged = flip(data, second + RECORD_HEADER.size + 3)
+    path.write_bytes(damaged)
 
-    with caplog.at_level(logging.WARNING, logger="fakeapi.wal"):
-        assert reopen(path) == payloads[:1]
-    assert "3 intact records follow" in caplog.text
-    saved = tmp_path / f"events.wal.corrupt-{second}"
-    assert saved.read_bytes() == flip(data, second + RECORD_HEADER.size + 3)[second:]
+    with pytest.raises(WalDamagedError) as refused:
+        WriteAheadLog.open(path)
+    damage = refused.value.damage
+    assert (damage.offset, damage.record, damage.intact_after) == (second, 2, 3)
+    assert damage.acknowledged and not damage.torn
+    assert damage.why == "checksum mismatch"
+    assert path.read_bytes() == damaged
+    assert list(tmp_path.glob("events.wal.*")) == [wal_mod.ack_path(path)]
+    scan = wal_mod.scan_file(path)
+    assert scan.records == payloads[:1] and scan.damage == damage
+
+
+def test_the_ack_file_follows_every_flush(tmp_path: Path) -> None:
+    path = tmp_path / "events.wal"
+    wal, _ = WriteAheadLog.open(path)
+    assert wal_mod.read_ack(path) == wal_mod.Ack(len(FILE_MAGIC), 0)
+    wal.append(b"one")
+    assert wal_mod.read_ack(path) == wal_mod.Ack(len(FILE_MAGIC), 0), "append alone acks nothing"
+    wal.flush_now()
+    size = len(FILE_MAGIC) + len(encode_record(b"one"))
+    assert wal_mod.read_ack(path) == wal_mod.Ack(size, 1)
+    wal.close_now()
+    wal_mod.ack_path(path).write_bytes(b"garbage")
+    assert wal_mod.read_ack(path) is None  # a damaged ack file counts as none
+    assert reopen(path) == [b"one"]
+    assert wal_mod.read_ack(path) == wal_mod.Ack(size, 1), "the open rewrites it"
 
 
 @pytest.mark.parametrize(
@@ -353,8 +408,17 @@ async def test_io_error_reaches_every_waiter_and_poisons_the_log(
     with pytest.raises(WalError):
         wal.flush_now()
     assert path.stat().st_size == durable_size, "the failed batch must be cut from the file"
+
+    monkeypatch.setattr(wal_mod, attr, replacement)
+    assert not await wal.resume(), "the fault is still there: not writable"
+    monkeypatch.undo()
+    assert await wal.resume(), "the fault is gone: writable again"
+    assert path.stat().st_size == durable_size, "the probe leaves nothing behind"
+    seq = wal.append(b"after-resume")
+    assert seq == durable[-1] + 1, "what was lost is not counted"
+    await wal.sync(seq)
     await wal.close()
-    assert reopen(path) == [b"durable-%d" % i for i in range(3)]
+    assert reopen(path) == [*(b"durable-%d" % i for i in range(3)), b"after-resume"]
 
 
 # -- real crash --------------------------------------------------------------------------------

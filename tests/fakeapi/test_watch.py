@@ -14,7 +14,7 @@ from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.kinds import Kind, served_kinds
 from fakeapi.log import ADDED, MODIFIED, Event, EventLog
 from fakeapi.store import Store
-from fakeapi.watch import WatchSpec, notices
+from fakeapi.watch import MAX_BATCH_BYTES, WatchSpec, notices
 
 RETENTION = 8
 KINDS = served_kinds()
@@ -188,3 +188,56 @@ async def test_on_the_real_clock_the_timeout_is_real_time() -> None:
     batches = [batch async for batch in notices(store, WatchSpec(kind=NAMESPACES, timeout=0.05))]
     assert batches == []
     assert 0.04 <= loop.time() - started < 2
+
+
+@pytest.mark.parametrize(("timeout", "expected"), [
+    (30, [28.0]),  # well inside the first interval: only the pre-timeout bookmark
+    (100, [60.0, 98.0]),  # the periodic one, then 2 s before the deadline
+    (1.5, []),  # the pre-timeout moment has passed before the watch began
+], ids=["short", "long", "too-short"])
+async def test_a_bookmark_comes_two_seconds_before_the_deadline(
+        timeout: float, expected: list[float]) -> None:
+    """Upstream's cacheWatcher.nextBookmarkTime: informers resume from a fresh revision."""
+    store, clock = _setup()
+    _commit(store, "namespaces", "first")
+    spec = WatchSpec(kind=NAMESPACES, resource_version=str(store.revision),
+                     allow_bookmarks=True, bookmark_interval=60, timeout=timeout)
+    watcher = Watcher(clock).start(store, spec)
+    await clock.advance(timeout)
+    assert watcher.ended
+    assert [(t, at) for t, _, at in watcher.seen] == [("BOOKMARK", at) for at in expected]
+
+
+@pytest.mark.parametrize(("initial", "rv", "expected"), [
+    (None, "", ["a", "b", "later"]),  # legacy: rv unset sends the state first
+    (False, "", ["later"]),  # sendInitialEvents=false: from now, no state
+    (False, "0", ["later"]),
+    (True, "", ["a", "b", "later"]),
+], ids=["unset", "false", "false-rv-0", "true"])
+async def test_send_initial_events_decides_whether_the_state_comes_first(
+        initial: bool | None, rv: str, expected: list[str]) -> None:
+    store, clock = _setup()
+    _commit(store, "namespaces", "a")
+    _commit(store, "namespaces", "b")
+    watcher = Watcher(clock).start(store, WatchSpec(kind=NAMESPACES, resource_version=rv,
+                                                    send_initial_events=initial))
+    await clock.run_until_settled()
+    _commit(store, "namespaces", "later")
+    await clock.run_until_settled()
+    assert [name for t, name, _ in watcher.seen if t != "BOOKMARK"] == expected
+    watcher.stop()
+
+
+async def test_batches_are_bounded_by_bytes() -> None:
+    """A watcher far behind gets its backlog a chunk at a time, never as one huge chunk."""
+    store, clock = _setup()
+    kind = _kind("configmaps")
+    big = "x" * 300_000
+    for i in range(10):
+        store.commit(ADDED, "configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+            "name": f"big-{i}", "namespace": "default"}, "data": {"d": big}}, actor="test")
+    sizes = []
+    async for batch in notices(store, WatchSpec(kind=kind, timeout=0)):
+        sizes.append(sum(len(e.raw) for _, e in batch if isinstance(e, Event)))
+    assert len(sizes) == 3 and sum(sizes) > 10 * 300_000  # 4 + 4 + 2 objects
+    assert max(sizes) < MAX_BATCH_BYTES + 300_200

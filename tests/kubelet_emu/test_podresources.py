@@ -4,10 +4,12 @@ claims, and a real gRPC client over the node's unix socket (when grpcio is insta
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 
 from fakeapi.client import Client
@@ -87,14 +89,18 @@ async def test_list_and_get_report_the_dra_devices(tmp_path: Path) -> None:
         assert lister.allocatable({}) == {"cpu_ids": [0, 1, 2, 3]}
 
 
-async def test_a_grpc_client_lists_over_the_nodes_socket() -> None:
-    grpc = pytest.importorskip("grpc", reason="grpcio is not installed in this venv")
-    state = Path(tempfile.mkdtemp(prefix="pr-"))  # short: unix socket paths are limited
+@pytest.mark.parametrize("depth", [0, 8], ids=["short-path", "path-too-long-for-a-socket"])
+async def test_a_grpc_client_lists_over_the_nodes_socket(depth: int) -> None:
+    state = Path(tempfile.mkdtemp(prefix="pr-"))
+    for i in range(depth):  # deep enough that the socket path can't be bound as it is
+        state = state / f"deeper-folder-{i}"
     async with emulated_plane(state, nodes=1, components=WITH_SCHEDULING) as plane:
         await run_gpu_pod(plane)
         socket = state / "nodes" / "worker-0" / pr.SOCKET
         assert socket.exists()
-        async with grpc.aio.insecure_channel(f"unix://{socket}") as channel:
+        assert socket.is_symlink() is (len(str(socket)) > pr.MAX_SOCKET_PATH)
+        target = os.path.realpath(socket)
+        async with grpc.aio.insecure_channel(f"unix://{target}") as channel:
             def call(method: str, req: str, resp: str) -> Any:
                 return channel.unary_unary(
                     f"/{pr.SERVICE}/{method}",

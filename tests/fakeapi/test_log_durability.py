@@ -1,0 +1,241 @@
+"""Durable before visible, in process, with a real WAL file: no reader (GET, LIST, watch,
+informer) sees a write before its fsync returned; a group commit becomes visible at once; an
+I/O error discards the unsynced writes, refuses writes until the file takes them again, and
+never leaves a half-applied state; retention is bounded by bytes."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fakeapi import log as log_mod
+from fakeapi import wal as wal_mod
+from fakeapi.clock import VirtualClock
+from fakeapi.cluster import Cluster, ClusterConfig
+from fakeapi.controlplane import ControlPlane
+from fakeapi.errors import ApiError
+from fakeapi.log import Event
+from fakeapi.watch import WatchSpec, notices
+
+CM = "configmaps"
+
+
+class FsyncGate:
+    """Every WAL fsync waits here until the test opens the gate (then runs for real, or fails
+    with `fail`): the window in which a write is appended but not yet durable."""
+
+    def __init__(self) -> None:
+        self.opened = threading.Event()
+        self.opened.set()
+        self.entered = threading.Event()
+        self.fail: OSError | None = None
+
+    def datasync(self, fd: int) -> None:
+        self.entered.set()
+        assert self.opened.wait(30), "the test never opened the fsync gate"
+        if self.fail is not None:
+            raise self.fail
+        os.fdatasync(fd)
+
+    def close(self) -> None:
+        self.opened.clear()
+        self.entered.clear()
+
+    async def wait_entered(self) -> None:
+        """Until a flush is inside fsync (it runs on the WAL's worker thread)."""
+        assert await asyncio.to_thread(self.entered.wait, 30)
+
+
+@pytest.fixture
+def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[FsyncGate]:
+    g = FsyncGate()
+    monkeypatch.setattr(wal_mod, "_datasync", g.datasync)
+    monkeypatch.setattr(log_mod, "RESUME_INTERVAL", 0.01)
+    yield g
+    g.opened.set()
+
+
+def cm(name: str, value: str = "v") -> dict[str, Any]:
+    """A ConfigMap in `default`."""
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "default"}, "data": {"k": value}}
+
+
+def durable_cluster(path: Path, **config: Any) -> Cluster:
+    return Cluster(ClusterConfig(data_dir=path, seed=3, **config))
+
+
+def visible_names(cluster: Cluster) -> list[str]:
+    kind = cluster.kinds.by_id(CM)
+    assert kind is not None
+    page = cluster.registry.list(kind, "default")
+    return [i.name if isinstance(i, Event) else i["metadata"]["name"] for i in page.items]
+
+
+async def test_no_reader_sees_a_write_before_its_fsync_returns(tmp_path: Path,
+                                                               gate: FsyncGate) -> None:
+    cluster = durable_cluster(tmp_path)
+    client = cluster.client("tester")
+    await client.create(CM, cm("before"))
+    seen: list[tuple[str, str]] = []
+
+    async def watch() -> None:
+        async for type_, obj in client.watch(CM, "default", resource_version=str(
+                cluster.log.visible)):
+            seen.append((type_, obj["metadata"]["name"]))
+
+    watcher = asyncio.create_task(watch())
+    gate.close()
+    writer = asyncio.create_task(client.create(CM, cm("pending")))
+    await gate.wait_entered()
+    revision = cluster.log.revision
+    assert cluster.log.visible == revision - 1, "appended, not yet durable"
+    assert cluster.store.get(CM, "default", "pending") is not None, "writers see it"
+    with pytest.raises(ApiError) as missing:
+        await client.get(CM, "pending", "default")
+    assert missing.value.code == 404
+    assert visible_names(cluster) == ["before"]
+    listed, at = await client.snapshot(CM, "default")
+    assert [o["metadata"]["name"] for o in listed] == ["before"] and at == revision - 1
+    await asyncio.sleep(0.05)
+    assert seen == [] and not writer.done()
+
+    gate.opened.set()
+    created = await writer
+    assert created["metadata"]["resourceVersion"] == str(revision)
+    assert (await client.get(CM, "pending", "default"))["metadata"]["name"] == "pending"
+    for _ in range(100):
+        if seen:
+            break
+        await asyncio.sleep(0.01)
+    assert seen == [("ADDED", "pending")]
+    watcher.cancel()
+    await cluster.close()
+
+
+async def test_a_group_commit_becomes_visible_before_any_writer_is_answered(
+        tmp_path: Path, gate: FsyncGate) -> None:
+    cluster = durable_cluster(tmp_path)
+    client = cluster.client("tester")
+    assert cluster.wal is not None
+    gate.close()
+    first = asyncio.create_task(client.create(CM, cm("first")))
+    await gate.wait_entered()  # the first flush holds; these ride in the next one
+    answered_with: dict[str, list[str]] = {}
+
+    async def write(name: str) -> None:
+        await client.create(CM, cm(name))
+        answered_with[name] = visible_names(cluster)  # read-your-write, at once
+
+    rest = [asyncio.create_task(write(f"batch-{i}")) for i in range(20)]
+    await asyncio.sleep(0.01)
+    flushes = cluster.wal.flush_count
+    gate.opened.set()
+    await first
+    await asyncio.gather(*rest)
+    assert cluster.wal.flush_count - flushes <= 2, "one fsync for the whole batch"
+    batch = {f"batch-{i}" for i in range(20)}
+    for name, names in answered_with.items():
+        assert batch <= set(names), f"{name} was answered before its batch was visible"
+    await cluster.close()
+
+
+async def test_an_io_error_discards_the_unsynced_writes_and_refuses_more(
+        tmp_path: Path, gate: FsyncGate) -> None:
+    cluster = durable_cluster(tmp_path)
+    client = cluster.client("tester")
+    kept = await client.create(CM, cm("kept", "old"))
+    await client.create(CM, cm("doomed-delete"))
+    durable_revision = cluster.log.revision
+    gate.close()
+    gate.fail = OSError(errno.EIO, "Input/output error")
+    writes = [asyncio.create_task(client.create(CM, cm("lost"))),
+              asyncio.create_task(client.update(CM, {**kept, "data": {"k": "new"}})),
+              asyncio.create_task(client.delete(CM, "doomed-delete", "default"))]
+    await gate.wait_entered()
+    gate.opened.set()
+    results = await asyncio.gather(*writes, return_exceptions=True)
+    for result in results:
+        assert isinstance(result, ApiError) and result.code == 500, result
+        assert result.reason == "InternalError"
+        assert "Input/output error" in result.message and "not applied" in result.message
+
+    # not visible, not half-applied: writers and readers see the durable state again
+    assert cluster.log.revision == cluster.log.visible == durable_revision
+    assert cluster.store.get(CM, "default", "lost") is None
+    assert cluster.store.get(CM, "default", "kept").object["data"] == {"k": "old"}
+    assert cluster.store.get(CM, "default", "doomed-delete") is not None
+    assert (await client.get(CM, "kept", "default"))["data"] == {"k": "old"}
+    assert sorted(visible_names(cluster)) == ["doomed-delete", "kept"]
+    assert cluster.health() == [("log", False, "[Errno 5] Input/output error")]
+    with pytest.raises(ApiError) as refused:
+        await client.create(CM, cm("while-failed"))
+    assert (refused.value.code, refused.value.reason) == (503, "ServiceUnavailable")
+    assert refused.value.retry_after == 1
+
+    gate.fail = None  # the device is back: the log probes and takes writes again
+    for _ in range(500):
+        if cluster.log.writable:
+            break
+        await asyncio.sleep(0.01)
+    assert cluster.health() == [("log", True, "")]
+    again = await client.create(CM, cm("after"))
+    assert int(again["metadata"]["resourceVersion"]) == durable_revision + 1
+    await cluster.close()
+
+    reopened = durable_cluster(tmp_path)
+    assert sorted(visible_names(reopened)) == ["after", "doomed-delete", "kept"]
+    assert reopened.store.get(CM, "default", "kept").object["data"] == {"k": "old"}
+    await reopened.close()
+
+
+async def test_in_memory_nothing_waits() -> None:
+    cluster = Cluster(ClusterConfig())
+    client = cluster.client("tester")
+    kind = cluster.kinds.by_id(CM)
+    assert kind is not None
+    cluster.registry.create(kind, "default", cm("now"), client._contexts["create"])
+    assert cluster.log.visible == cluster.log.revision, "visible as it is appended"
+    assert visible_names(cluster) == ["now"]
+
+
+async def test_retention_is_bounded_by_bytes() -> None:
+    bound = 400_000
+    cluster = Cluster(ClusterConfig(retention_bytes=bound))
+    client = cluster.client("tester")
+    first = await client.create(CM, cm("big", "x" * 20_000))
+    for i in range(100):
+        current = await client.get(CM, "big", "default")
+        await client.update(CM, {**current, "data": {"k": f"{i}" + "x" * 20_000}})
+        assert cluster.log.retained_bytes <= bound
+    assert cluster.log.oldest_revision > int(first["metadata"]["resourceVersion"])
+    spec = WatchSpec(kind=client.kind(CM), resource_version=first["metadata"]["resourceVersion"])
+    batches = [b async for b in notices(cluster.store, spec)]
+    assert [t for t, _ in batches[0]] == ["ERROR"]
+    assert batches[0][0][1]["code"] == 410
+
+
+async def test_a_durable_control_plane_settles(tmp_path: Path) -> None:
+    """Quiescence waits for pending group commits too (the informers see only durable
+    events), so settle() works the same with a data directory."""
+    plane = ControlPlane(ClusterConfig(data_dir=tmp_path, seed=5), clock=VirtualClock(),
+                         components="namespace-controller,garbage-collector")
+    await plane.start()
+    await plane.settle()
+    client = plane.cluster.client("tester")
+    await client.create("namespaces", {"metadata": {"name": "doomed"}})
+    await client.create(CM, {**cm("inside"), "metadata": {"name": "inside",
+                                                          "namespace": "doomed"}})
+    await client.delete("namespaces", "doomed")
+    await plane.settle()
+    assert plane.cluster.store.get("namespaces", "", "doomed") is None
+    assert plane.cluster.store.get(CM, "doomed", "inside") is None
+    assert plane.cluster.log.visible == plane.cluster.log.revision
+    await plane.stop()
