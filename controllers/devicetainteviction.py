@@ -21,7 +21,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-import controllers.podclaims as pc
+import fakeapi.resourceclaim as pc
 from controllers.devicetaints import rule_selects, rule_taint
 from fakeapi import taints
 from fakeapi.clock import parse_time, rfc3339

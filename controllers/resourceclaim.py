@@ -26,7 +26,7 @@ import collections
 import logging
 from typing import Any
 
-import controllers.podclaims as pc
+import fakeapi.resourceclaim as pc
 from fakeapi.clock import rfc3339
 from fakeapi.errors import ApiError
 from fakeapi.runtime.component import ComponentContext, Controller

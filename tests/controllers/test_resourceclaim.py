@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from controllers import podclaims
+import fakeapi.resourceclaim as podclaims
 from fakeapi.client import Client
 from fakeapi.controlplane import ControlPlane
 from tests.controllers import dra

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from fakeapi.resourceclaim import RESERVED_FOR_MAX
 from scheduler.claims import (
     FINALIZER,
-    RESERVED_FOR_MAX,
     ClaimsNotReady,
     check_reservable,
     pod_claims,

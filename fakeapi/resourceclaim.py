@@ -2,8 +2,8 @@
 
 Pure functions over wire dicts, after k8s.io/dynamic-resource-allocation/resourceclaim
 (`Name`, `IsForPod`, `IsReservedForPod`, `CanBeReserved`) and the PodGroup claims of
-KEP-5729 (DRAWorkloadResourceClaims). The resource-claim controller and the device-taint
-eviction controller share them.
+KEP-5729 (DRAWorkloadResourceClaims). The scheduler, the resource-claim controller and the
+device-taint eviction controller share them, so they live in the core as a leaf module.
 """
 
 from __future__ import annotations
@@ -43,7 +43,9 @@ def claim_name(owner: Obj, owner_claim: Obj) -> tuple[str | None, bool]:
         meta = owner["metadata"]
         raise NotCreatedYet(f'pod "{meta.get("namespace", "")}/{meta["name"]}": '
                             "ResourceClaim not created yet")
-    raise ValueError("API unsupported")
+    meta = owner["metadata"]
+    raise ValueError(f'pod "{meta.get("namespace", "")}/{meta["name"]}", spec.resourceClaim '
+                     f'"{owner_claim.get("name", "")}": none of the supported fields are set')
 
 
 def known_claim_names(owner: Obj) -> Iterator[str]:
@@ -81,6 +83,13 @@ def controlled_by(claim: Obj, owner: Obj, api_version: str, kind: str) -> bool:
     """Whether `owner` is the claim's controlling owner (upstream IsForPod, for any kind)."""
     uid = owner["metadata"].get("uid")
     return bool(uid) and controller_uid(claim, api_version, kind) == uid
+
+
+def is_controlled_by(obj: Obj, owner: Obj) -> bool:
+    """Same as upstream metav1.IsControlledBy: a controller reference with the owner's uid."""
+    uid = owner["metadata"].get("uid")
+    return bool(uid) and any(r.get("controller") and r.get("uid") == uid
+                             for r in obj["metadata"].get("ownerReferences") or [])
 
 
 def owner_refs(claim: Obj) -> Iterator[str]:
