@@ -13,18 +13,16 @@ import asyncio
 import builtins
 import logging
 from collections.abc import Callable, Iterable
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from fakeapi.client import Client
 from fakeapi.errors import ApiError
 from fakeapi.log import ADDED, DELETED, MODIFIED
-from fakeapi.models import K8sModel, parse
 
 Obj = dict[str, Any]
 Handler = Callable[[str, Obj, "Obj | None"], None]
 """`handler(type, obj, old)`: type ADDED/MODIFIED/DELETED, `old` the previous version."""
 IndexFunc = Callable[[Obj], Iterable[str]]
-M = TypeVar("M", bound=K8sModel)
 
 log = logging.getLogger(__name__)
 
@@ -120,39 +118,6 @@ class Cache:
         return len(self._objects)
 
 
-class TypedView(Generic[M]):
-    """The cache seen as typed models (`fakeapi.models`): the boundary where a component
-    that reasons about objects (the scheduler's device cache, say) stops handling dicts.
-
-    Each object is parsed once per resourceVersion, when first read.
-    """
-
-    def __init__(self, cache: Cache, model: type[M]) -> None:
-        self._cache = cache
-        self._model = model
-        self._parsed: dict[str, tuple[str, M]] = {}
-
-    def _typed(self, key: str, obj: Obj) -> M:
-        rv = obj["metadata"].get("resourceVersion", "")
-        hit = self._parsed.get(key)
-        if hit is None or hit[0] != rv:
-            hit = self._parsed[key] = (rv, parse(obj, self._model))
-        return hit[1]
-
-    def get(self, name: str, namespace: str = "") -> M | None:
-        """One cached object, typed."""
-        obj = self._cache.get(name, namespace)
-        return None if obj is None else self._typed(object_key(obj), obj)
-
-    def list(self) -> list[M]:
-        """Every cached object, typed, in key order (parses of deleted ones are dropped)."""
-        items = self._cache.items()
-        live = {key for key, _ in items}
-        for key in [k for k in self._parsed if k not in live]:
-            del self._parsed[key]
-        return [self._typed(key, obj) for key, obj in items]
-
-
 class Informer:
     """List+watch of one resource into a Cache, fanned out to handlers."""
 
@@ -166,14 +131,6 @@ class Informer:
         self.relists = 0
         self._synced_event = asyncio.Event()
         self._handlers: list[Handler] = []
-        self._views: dict[type[K8sModel], TypedView[Any]] = {}
-
-    def typed(self, model: type[M]) -> TypedView[M]:
-        """A typed view of the cache (one per model, shared by everyone who asks)."""
-        view = self._views.get(model)
-        if view is None:
-            view = self._views[model] = TypedView(self.cache, model)
-        return view  # keyed by its own model
 
     def add_handler(self, handler: Handler) -> None:
         """Deliver every later change to `handler` (and what is cached now, as ADDED)."""

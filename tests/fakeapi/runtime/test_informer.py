@@ -11,7 +11,9 @@ import pytest
 from fakeapi.clock import VirtualClock
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.errors import ApiError
+from fakeapi.models import DeviceClass
 from fakeapi.runtime.informer import Informer, Informers
+from fakeapi.runtime.typed import typed_view
 
 CM = "configmaps"
 Seen = list[tuple[str, str, str | None]]
@@ -175,14 +177,12 @@ async def test_a_broken_handler_does_not_starve_the_others(
 async def test_a_typed_view_parses_models_once_per_version(
         cluster: Cluster, clock: VirtualClock, informers: Informers,
         running: list[asyncio.Task[None]]) -> None:
-    from fakeapi.models import DeviceClass
-
     client = cluster.client("test")
     await client.create("deviceclasses.resource.k8s.io", {
         "metadata": {"name": "gpu"}, "spec": {"selectors": [{"cel": {
             "expression": 'device.driver == "gpu.example.com"'}}]}})
-    view = informers.get("deviceclasses.resource.k8s.io").typed(DeviceClass)
-    assert informers.get("deviceclasses.resource.k8s.io").typed(DeviceClass) is view
+    view = typed_view(informers.get("deviceclasses.resource.k8s.io"), DeviceClass)
+    assert typed_view(informers.get("deviceclasses.resource.k8s.io"), DeviceClass) is view
     await clock.run_until_settled()
     gpu = view.get("gpu")
     assert isinstance(gpu, DeviceClass)
