@@ -841,8 +841,8 @@ def test_resource_claim_request_defaults(resource: client.ResourceV1Api, ns: str
         {"name": "alt", "firstAvailable": [{"name": "one",
                                             "deviceClassName": "gpu.example.com"}]},
     ]}}
-    resource.create_namespaced_resource_claim(ns, _from_dict(
-        client.ResourceV1ResourceClaim, {"metadata": {"name": "defaults"}, "spec": spec}))
+    resource.create_namespaced_resource_claim(ns, client.ResourceV1ResourceClaim.model_validate(
+        {"metadata": {"name": "defaults"}, "spec": spec}))
     raw = _raw(resource.read_namespaced_resource_claim("defaults", ns, _preload_content=False))
     plain, all_, alt = raw["spec"]["devices"]["requests"]
     # same as upstream: allocationMode defaults to ExactCount, and then count to 1
@@ -856,7 +856,7 @@ def test_resource_claim_request_defaults(resource: client.ResourceV1Api, ns: str
 def test_device_taint_time_added_defaulted(resource: client.ResourceV1Api) -> None:
     name = _unique("taint")
     before = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
-    created = resource.create_device_taint_rule(_from_dict(client.V1DeviceTaintRule, {
+    created = resource.create_device_taint_rule(client.V1DeviceTaintRule.model_validate({
         "metadata": {"name": name},
         "spec": {"deviceSelector": {"driver": "gpu.example.com"},
                  "taint": {"key": "example.com/t", "effect": "None"}}}))
