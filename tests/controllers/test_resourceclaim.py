@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import fakeapi.resourceclaim as podclaims
+from controllers.resourceclaim import ResourceClaimController
 from fakeapi.client import Client
 from fakeapi.controlplane import ControlPlane
 from tests.controllers import dra
@@ -372,6 +373,7 @@ async def test_stopped_between_claim_and_pod_status_a_restart_makes_no_duplicate
     async with running_plane(CONTROLLERS, data_dir=tmp_path) as first:
         admin = first.cluster.client("admin")
         controller = first.components["resource-claim-controller"]
+        assert isinstance(controller, ResourceClaimController)
         blocked = stall_calls(controller.client, "patch")
         await admin.create(TEMPLATES, dra.template("t"))
         await admin.create("pods", dra.pod("p", claims=[dra.from_template("a", "t"),

@@ -13,6 +13,7 @@ from fakeapi.client import Client
 from fakeapi.clock import VirtualClock
 from fakeapi.controlplane import ControlPlane
 from fakeapi.errors import ApiError
+from scheduler.scheduler import Scheduler
 from tests.controllers.harness import running_plane
 
 Obj = dict[str, Any]
@@ -330,7 +331,8 @@ TIMEOUT = "binding timeout: the device binding conditions did not become true"
 
 def explain(plane: ControlPlane, name: str) -> Obj:
     scheduler = plane.components["scheduler"]
-    return scheduler.explain(NS, name)  # type: ignore[attr-defined, no-any-return]
+    assert isinstance(scheduler, Scheduler)
+    return scheduler.explain(NS, name)
 
 
 async def test_explain_names_each_nodes_first_filter_and_device_causes(
