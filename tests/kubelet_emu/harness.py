@@ -11,6 +11,7 @@ from typing import Any
 from fakeapi.clock import VirtualClock
 from fakeapi.cluster import ClusterConfig
 from fakeapi.controlplane import ControlPlane
+from kubelet_emu.kubelet import Kubelet
 from kubelet_emu.profile import load_profile
 from kubelet_emu.settings import EmulatorSettings
 
@@ -45,6 +46,13 @@ async def emulated_plane(state: Path, *, components: str = "kubelet", nodes: int
         yield plane
     finally:
         await plane.stop()
+
+
+def kubelet_of(plane: ControlPlane) -> Kubelet:
+    """The plane's emulated kubelets (its component named kubelet)."""
+    kubelet = plane.components["kubelet"]
+    assert isinstance(kubelet, Kubelet), type(kubelet)
+    return kubelet
 
 
 def condition(obj: dict[str, Any], type_: str) -> dict[str, Any] | None:

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 from fakeapi.client import Client
+from fakeapi.clock import VirtualClock
+from fakeapi.controlplane import ControlPlane
 from fakeapi.errors import ApiError
 from tests.kubelet_emu.harness import condition, emulated_plane
 
@@ -20,7 +22,7 @@ COMPONENTS = "kubelet,node-lifecycle-controller,taint-eviction-controller"
 UNREACHABLE = "node.kubernetes.io/unreachable"
 
 
-def admin(plane: Any) -> Client:
+def admin(plane: ControlPlane) -> Client:
     return plane.cluster.client("test-admin")
 
 
@@ -61,6 +63,7 @@ async def test_a_node_fault_makes_the_node_unknown_and_evicts_its_pods(tmp_path:
         await plane.settle()
         await c.create(NODE_FAULTS, {"metadata": {"name": "w0-down"},
                                      "spec": {"nodeName": "worker-0"}})
+        assert isinstance(plane.clock, VirtualClock)
         await plane.clock.advance(45)
         node = await c.get("nodes", "worker-0")
         assert condition(node, "Ready")["status"] == "True"  # type: ignore[index]
@@ -111,6 +114,7 @@ async def test_a_node_that_never_reported_gets_the_startup_grace(tmp_path: Path)
         c = admin(plane)
         await c.create("nodes", {"metadata": {"name": "ghost", "labels": {
             "emulator.fakeapi.dev/managed": "false"}}})
+        assert isinstance(plane.clock, VirtualClock)
         await plane.clock.advance(55)
         assert condition(await c.get("nodes", "ghost"), "Ready") is None
         await plane.clock.advance(10)
