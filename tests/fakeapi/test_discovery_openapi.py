@@ -149,7 +149,8 @@ def test_resource_list_entries(group: str, version: str, name: str,
 
 def test_subresource_of_another_group_names_it() -> None:
     kinds = KindTable([Kind(group="", version="v1", kind="Pod", plural="pods", namespaced=True,
-                            subresources=("eviction", "status"))])
+                            subresources={"eviction": "EvictionStrategy",
+                                          "status": "StatusStrategy"})])
     doc = discovery.api_resource_list(kinds, "", "v1")
     assert doc is not None
     eviction = next(r for r in doc["resources"] if r["name"] == "pods/eviction")
