@@ -61,3 +61,10 @@ def condition(obj: dict[str, Any], type_: str) -> dict[str, Any] | None:
         if c.get("type") == type_:
             return dict(c)
     return None
+
+
+def present_condition(obj: dict[str, Any], type_: str) -> dict[str, Any]:
+    """The status condition of `type_`, which the test expects the object to have."""
+    found = condition(obj, type_)
+    assert found is not None, f"no {type_} condition in {obj.get('status')}"
+    return found

@@ -8,7 +8,14 @@ from pathlib import Path
 from fakeapi.client import Client
 from fakeapi.clock import VirtualClock, parse_time
 from fakeapi.controlplane import ControlPlane
-from tests.kubelet_emu.harness import CLASSES, LEASES, SLICES, condition, emulated_plane
+from tests.kubelet_emu.harness import (
+    CLASSES,
+    LEASES,
+    SLICES,
+    condition,
+    emulated_plane,
+    present_condition,
+)
 
 
 def admin(plane: ControlPlane) -> Client:
@@ -79,7 +86,7 @@ async def test_nodes_clients_create_are_adopted_keeping_their_resources(tmp_path
         assert mine["metadata"]["labels"] == {"team": "a"}
         assert mine["status"]["capacity"] == {"cpu": "4", "memory": "8Gi", "pods": "20"}
         assert mine["status"]["allocatable"] == mine["status"]["capacity"]
-        assert condition(mine, "Ready")["status"] == "True"  # type: ignore[index]
+        assert present_condition(mine, "Ready")["status"] == "True"
         assert mine["spec"]["podCIDR"]
         assert await c.get(LEASES, "mine", "kube-node-lease")
         # no devices unless the node names a profile

@@ -14,7 +14,7 @@ from fakeapi.clock import VirtualClock
 from fakeapi.columns import summarize_pod
 from fakeapi.controlplane import ControlPlane
 from fakeapi.errors import ApiError
-from tests.kubelet_emu.harness import condition, emulated_plane, kubelet_of
+from tests.kubelet_emu.harness import condition, emulated_plane, kubelet_of, present_condition
 
 DEMO = "export; trap 'exit 0' TERM; sleep 9999 & wait"
 
@@ -79,7 +79,7 @@ async def test_commands_that_exit_end_the_pod(tmp_path: Path, script: str, polic
         terminated = status["containerStatuses"][0]["state"]["terminated"]
         assert terminated["exitCode"] == code
         assert terminated["reason"] == ("Completed" if code == 0 else "Error")
-        assert condition({"status": status}, "Ready")["reason"] == "PodCompleted"  # type: ignore[index]
+        assert present_condition({"status": status}, "Ready")["reason"] == "PodCompleted"
 
 
 async def test_a_failing_container_restarts_after_a_back_off(tmp_path: Path) -> None:
