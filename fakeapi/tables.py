@@ -38,7 +38,7 @@ def table(
     objects: Iterable[Obj],
     *,
     now: datetime,
-    include_object: str = "Metadata",
+    include_object: str | None = "Metadata",
     with_headers: bool = True,
     resource_version: str | None = None,
     continue_token: str | None = None,
@@ -47,9 +47,10 @@ def table(
 ) -> dict[str, Any]:
     """Build a `meta.k8s.io` Table of `objects` (wire dicts of one kind), one row each.
 
-    include_object: "Metadata" (or "") puts a PartialObjectMetadata in each row, "Object" the
-    full object (apiVersion/kind filled in from `kind` when missing), "None" nothing; other
-    values raise ValueError (the server answers 400).
+    include_object: "Metadata" (or "", or None: the query value unset) puts a
+    PartialObjectMetadata in each row, "Object" the full object (apiVersion/kind filled in from
+    `kind` when missing), "None" nothing; other values raise ValueError (the server answers
+    400).
     with_headers=False drops columnDefinitions, as for every watch event after the first.
     table_version is the negotiated Table version (see `table_version_from_accept`).
     """

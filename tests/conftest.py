@@ -13,7 +13,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypedDict, Unpack
 
 import pytest
 import yaml
@@ -163,6 +163,15 @@ def start_server(data_dir: Path, *extra: str, http: bool = False) -> ServerProce
     return ServerProcess(proc, url, Path(kubeconfig), data_dir)
 
 
+class RunOptions(TypedDict, total=False):
+    """The keyword options of `Kubectl.run` (for the calls that pass them on)."""
+
+    input: str | None
+    check: bool
+    env: dict[str, str] | None
+    timeout: float
+
+
 @dataclasses.dataclass
 class Kubectl:
     """Runs the real kubectl binary against one server."""
@@ -182,9 +191,9 @@ class Kubectl:
                                  f"{res.stdout}\n{res.stderr}")
         return res
 
-    def __call__(self, *args: str, **kw: object) -> str:
+    def __call__(self, *args: str, **options: Unpack[RunOptions]) -> str:
         """Run kubectl and return its stdout."""
-        return self.run(*args, **kw).stdout  # type: ignore[arg-type]
+        return self.run(*args, **options).stdout
 
 
 @pytest.fixture(scope="session")

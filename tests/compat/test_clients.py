@@ -52,7 +52,8 @@ def test_official_client_version_dynamic_and_utils(server: ServerProcess, ns: st
     try:
         assert client.VersionApi(api).get_code().git_version.startswith("v1.37.0")
         resource = client.ResourceV1Api(api)
-        claim = resource.create_namespaced_resource_claim(ns, _claim("typed"))
+        claim = resource.create_namespaced_resource_claim(
+            ns, client.ResourceV1ResourceClaim.model_validate(_claim("typed")))
         assert claim.status is not None and claim.status.allocation is None
         dyn = dynamic.DynamicClient(api)
         claims = dyn.resources.get(api_version="resource.k8s.io/v1", kind="ResourceClaim")
@@ -71,14 +72,18 @@ def test_official_client_version_dynamic_and_utils(server: ServerProcess, ns: st
                                   "spec": {"containers": [{"name": "c", "image": "x"}]}}}}))
         utils.create_from_yaml(api, str(manifest), namespace=ns)
         deployment = client.AppsV1Api(api).read_namespaced_deployment("util", ns)
+        assert deployment.spec and deployment.spec.strategy
         assert deployment.spec.strategy.type == "RollingUpdate"
         # a fresh object's status has its required fields (Go's zero values), so the typed
         # models load it
-        hpa = client.AutoscalingV2Api(api).create_namespaced_horizontal_pod_autoscaler(ns, {
-            "metadata": {"name": "util"}, "spec": {"maxReplicas": 2, "scaleTargetRef": {
-                "apiVersion": "apps/v1", "kind": "Deployment", "name": "util"}}})
-        assert hpa.status.desired_replicas == 0 and hpa.spec.min_replicas == 1
-        node = client.CoreV1Api(api).create_node({"metadata": {"name": _unique("bare")}})
+        hpa = client.AutoscalingV2Api(api).create_namespaced_horizontal_pod_autoscaler(
+            ns, client.V2HorizontalPodAutoscaler.model_validate({
+                "metadata": {"name": "util"}, "spec": {"maxReplicas": 2, "scaleTargetRef": {
+                    "apiVersion": "apps/v1", "kind": "Deployment", "name": "util"}}}))
+        assert hpa.status and hpa.status.desired_replicas == 0
+        assert hpa.spec and hpa.spec.min_replicas == 1
+        node = client.CoreV1Api(api).create_node(
+            client.V1Node.model_validate({"metadata": {"name": _unique("bare")}}))
         assert node.spec is not None and node.status is not None
     finally:
         api.close()
@@ -95,34 +100,50 @@ def test_lightkube(server: ServerProcess, ns: str) -> None:
     from lightkube.resources.resource_v1 import ResourceClaim
     from lightkube.types import PatchType
 
+    def claim_of(doc: dict[str, Any]) -> ResourceClaim:
+        """`doc` as lightkube's ResourceClaim (its from_dict is typed as its base class's)."""
+        claim = ResourceClaim.from_dict(doc)
+        assert isinstance(claim, ResourceClaim), claim
+        return claim
+
+    def name_of(obj: Node | ResourceClaim) -> str:
+        """The name of an object the server returned (it always has one)."""
+        assert obj.metadata and obj.metadata.name, obj
+        return obj.metadata.name
+
     lk = Client(config=KubeConfig.from_file(str(server.kubeconfig)), field_manager="compat")
     try:
         node = lk.create(Node(metadata=ObjectMeta(name=_unique("lk-node"))))
         assert node.spec is not None and node.status is not None  # {} on the wire
-        lk.delete(Node, node.metadata.name)
+        lk.delete(Node, name_of(node))
         for i in range(5):
-            lk.create(ResourceClaim.from_dict(_claim(f"c{i}")), namespace=ns)
+            lk.create(claim_of(_claim(f"c{i}")), namespace=ns)
         fresh = lk.get(ResourceClaim, "c0", namespace=ns)
         assert fresh.status is not None and fresh.status.allocation is None
         paged = list(lk.list(ResourceClaim, namespace=ns, chunk_size=2))
-        assert sorted(c.metadata.name for c in paged) == [f"c{i}" for i in range(5)]
+        assert sorted(name_of(c) for c in paged) == [f"c{i}" for i in range(5)]
         merged = lk.patch(ResourceClaim, "c1", {"metadata": {"labels": {"a": "b"}}},
                           namespace=ns, patch_type=PatchType.MERGE)
+        assert merged.metadata and merged.metadata.labels
         assert merged.metadata.labels["a"] == "b"
-        applied = lk.apply(ResourceClaim.from_dict({**_claim("c2"), "metadata": {
+        applied = lk.apply(claim_of({**_claim("c2"), "metadata": {
             "name": "c2", "namespace": ns, "labels": {"applied": "yes"}}}), field_manager="lk")
+        assert applied.metadata and applied.metadata.labels
         assert applied.metadata.labels["applied"] == "yes"
         status = lk.patch(ResourceClaim.Status, "c3", {"status": {"allocation": {"devices": {
             "results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "p",
                          "device": "d0"}]}}}}, namespace=ns, patch_type=PatchType.MERGE)
+        assert status.status and status.status.allocation
+        assert status.status.allocation.devices and status.status.allocation.devices.results
         assert status.status.allocation.devices.results[0].device == "d0"
         seen = []
+        assert fresh.metadata is not None
         version = fresh.metadata.resourceVersion
         lk.delete(ResourceClaim, "c4", namespace=ns)
         for event, obj in lk.watch(ResourceClaim, namespace=ns, resource_version=version,
                                    server_timeout=3):
-            seen.append((event, obj.metadata.name))
-            if (event, obj.metadata.name) == ("DELETED", "c4"):
+            seen.append((event, name_of(obj)))
+            if (event, name_of(obj)) == ("DELETED", "c4"):
                 break
         assert ("DELETED", "c4") in seen
         load_in_cluster_generic_resources(lk)  # reads apiextensions.k8s.io/v1 CRDs
@@ -135,7 +156,7 @@ def test_lightkube(server: ServerProcess, ns: str) -> None:
 
 async def test_kr8s(server: ServerProcess, ns: str) -> None:
     import kr8s.asyncio
-    from kr8s.asyncio.objects import new_class
+    from kr8s.asyncio.objects import APIObject, new_class
 
     api = await kr8s.asyncio.api(kubeconfig=str(server.kubeconfig))
     version = await api.version()
@@ -151,8 +172,11 @@ async def test_kr8s(server: ServerProcess, ns: str) -> None:
     await claim.refresh()
     assert claim.labels["touched"] == "yes"
     await claim.patch({"metadata": {"annotations": {"a": "b"}}}, type="merge")
-    found = [c async for c in api.get("resourceclaims.resource.k8s.io", namespace=ns)]
-    assert [c.name for c in found] == ["k1"]
+    found = []
+    async for c in api.get("resourceclaims.resource.k8s.io", namespace=ns):
+        assert isinstance(c, APIObject), c  # dicts only with raw=True
+        found.append(c.name)
+    assert found == ["k1"]
 
     async def first_delete() -> str:
         # closed on return, so the stream's response is closed on this loop
@@ -204,6 +228,7 @@ def test_a_kopf_operator_reconciles_claims(server: ServerProcess, kubectl: Kubec
             if seen:
                 break
             time.sleep(0.2)
+        assert proc.stdout is not None
         assert seen == "kopf", proc.stdout.read() if proc.poll() is not None else "timeout"
     finally:
         proc.terminate()

@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
-from typing import Any
 
 from fakeapi.clock import VirtualClock
 from fakeapi.cluster import ClusterConfig
@@ -39,7 +38,7 @@ async def running_plane(components: str, *, seed: int = 1,
         await plane.stop()
 
 
-def stall_calls(obj: Any, method: str) -> asyncio.Event:
+def stall_calls(obj: object, method: str) -> asyncio.Event:
     """Make `obj.method` (a component's client call) hang for ever: the component stops
     mid-way there. The returned event is set once it is reached."""
     reached = asyncio.Event()

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from controllers.devicetainteviction import DeviceTaintEvictionController
 from fakeapi.client import Client
 from fakeapi.clock import VirtualClock
 from fakeapi.controlplane import ControlPlane
@@ -213,7 +214,9 @@ async def test_stopped_before_the_deletion_a_restart_finishes_the_eviction(
         tmp_path: Path) -> None:
     async with running_plane(COMPONENTS, data_dir=tmp_path, emulator=emulator()) as first:
         admin = first.cluster.client("admin")
-        blocked = stall_calls(first.components[CONTROLLER].client, "delete")
+        controller = first.components[CONTROLLER]
+        assert isinstance(controller, DeviceTaintEvictionController)
+        blocked = stall_calls(controller.client, "delete")
         await running_pod(admin, "victim")
         await admin.create(RULES, rule("broken-gpu"))
         await blocked.wait()

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
+from controllers.garbage_collector import GarbageCollector
 from fakeapi.cluster import Cluster
 from fakeapi.controlplane import ControlPlane
 from fakeapi.errors import ApiError
@@ -130,6 +131,7 @@ async def test_bad_propagation_policy_is_rejected(cluster: Cluster) -> None:
 
 async def test_indexes_shrink_when_objects_go(plane: ControlPlane) -> None:
     gc_ = plane.components["garbage-collector"]
+    assert isinstance(gc_, GarbageCollector)
     owner = {"metadata": {"name": "o", "namespace": "default", "uid": "u-owner"}}
     dep = {"metadata": {"name": "d", "namespace": "default", "uid": "u-dep",
                         "ownerReferences": [{"uid": "u-owner", "name": "o"}]}}

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from controllers.namespace import NamespaceController
 from fakeapi.client import Client
 from fakeapi.controlplane import ControlPlane
 from fakeapi.errors import ApiError
@@ -90,6 +91,7 @@ async def test_a_namespace_finalized_by_someone_else_or_not_deleted_is_left_alon
         plane: ControlPlane, client: Client) -> None:
     await client.create("namespaces", {"metadata": {"name": "quiet"}})
     controller = plane.components["namespace-controller"]
+    assert isinstance(controller, NamespaceController)
     await controller.reconcile("quiet")  # not terminating: nothing to do
     await controller.reconcile("never-existed")
     assert (await client.get("namespaces", "quiet"))["status"]["phase"] == "Active"

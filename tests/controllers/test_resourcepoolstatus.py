@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
+from controllers.resourcepoolstatus import ResourcePoolStatusRequestController
 from fakeapi.client import Client
 from fakeapi.clock import VirtualClock
 from fakeapi.controlplane import ControlPlane
@@ -169,6 +170,7 @@ async def test_without_the_gate_the_controller_does_not_run() -> None:
 async def test_stopped_before_writing_a_restart_answers_once(tmp_path: Path) -> None:
     async with running_plane(CONTROLLER, gates=GATES, data_dir=tmp_path) as first:
         controller = first.components[CONTROLLER]
+        assert isinstance(controller, ResourcePoolStatusRequestController)
         blocked = stall_calls(controller.client, "update")
         await first.cluster.client("admin").create(RPSRS, request("interrupted"))
         await blocked.wait()

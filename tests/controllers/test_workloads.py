@@ -11,6 +11,7 @@ import pytest
 
 from controllers.deployment import HASH_LABEL, REVISION, template_hash
 from fakeapi.client import Client
+from fakeapi.clock import VirtualClock
 from fakeapi.controlplane import ControlPlane
 from fakeapi.errors import ApiError
 from tests.controllers.harness import running_plane
@@ -214,8 +215,8 @@ async def test_evictions_honour_the_disruption_budget() -> None:
         assert answer["status"] == "Success"
         try:  # deleted, or terminating gracefully on its node
             assert (await client.get("pods", "a", "default"))["metadata"]["deletionTimestamp"]
-        except ApiError as e:
-            assert e.code == 404
+        except ApiError as gone:
+            assert gone.code == 404
         await plane.settle()
         with pytest.raises(ApiError) as e:
             await _evict(client, "b")
@@ -366,6 +367,7 @@ async def test_a_cron_job_starts_jobs_on_the_clock_and_keeps_its_history() -> No
             "default")
         await plane.settle()
         assert await client.list("jobs.batch", "default") == []
+        assert isinstance(plane.clock, VirtualClock)
         await plane.clock.advance(600)
         [first] = await client.list("jobs.batch", "default")
         assert first["metadata"]["ownerReferences"][0]["name"] == "tick"

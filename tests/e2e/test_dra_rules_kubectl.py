@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -26,7 +27,8 @@ def _unique(prefix: str) -> str:
     return f"{prefix}-{next(_COUNTER)}"
 
 
-def _docs(rel: str) -> list[dict[str, object]]:
+def _docs(rel: str) -> list[dict[str, Any]]:
+    """The documents of a YAML file under tests/data."""
     return [d for d in yaml.safe_load_all((DATA / rel).read_text()) if d]
 
 
@@ -45,7 +47,7 @@ def ns(kubectl: Kubectl) -> str:
 
 def _claim(kubectl: Kubectl, ns: str) -> str:
     claim = _docs("seeds/08-macvlan-claim.yaml")[0]
-    claim["metadata"] = {"name": "macvlan-eth0", "namespace": ns}  # type: ignore[index]
+    claim["metadata"] = {"name": "macvlan-eth0", "namespace": ns}
     _apply(kubectl, claim)
     return "macvlan-eth0"
 
@@ -77,7 +79,7 @@ def test_device_status_for_unallocated_device_is_refused(kubectl: Kubectl, ns: s
             "must be an allocated device in the claim") in res.stderr
     # once the device is allocated, the same status is accepted
     allocated = _docs("invalid/_fixtures/macvlan-allocated.yaml")[0]
-    status = {"status": {"allocation": allocated["status"]["allocation"]}}  # type: ignore[index]
+    status = {"status": {"allocation": allocated["status"]["allocation"]}}
     kubectl("patch", "resourceclaim", name, "-n", ns, "--subresource=status", "--type=merge",
             "-p", json.dumps(status))
     kubectl("patch", "resourceclaim", name, "-n", ns, "--subresource=status", "--type=merge",
@@ -125,7 +127,7 @@ def test_resource_pool_status_request_is_frozen_after_status(kubectl: Kubectl) -
 
 def test_admin_access_follows_the_namespace_label(kubectl: Kubectl, ns: str) -> None:
     template = _docs("seeds/04-admin-access-claim-template.yaml")[1]
-    template["metadata"]["namespace"] = ns  # type: ignore[index]
+    template["metadata"]["namespace"] = ns
     code, out = _apply(kubectl, template, check=False)
     assert code != 0
     assert f"spec.devices.requests[0].adminAccess: Forbidden: {ADMIN}" in out
@@ -143,7 +145,7 @@ def test_admin_access_follows_the_namespace_label(kubectl: Kubectl, ns: str) -> 
 
     kubectl("label", "namespace", ns, "resource.kubernetes.io/admin-access-")
     claim = _docs("seeds/08-macvlan-claim.yaml")[0]
-    claim["metadata"] = {"name": "admin-claim", "namespace": ns}  # type: ignore[index]
-    claim["spec"]["devices"]["requests"][0]["exactly"]["adminAccess"] = True  # type: ignore
+    claim["metadata"] = {"name": "admin-claim", "namespace": ns}
+    claim["spec"]["devices"]["requests"][0]["exactly"]["adminAccess"] = True
     code, out = _apply(kubectl, claim, check=False)
     assert code != 0 and ADMIN in out

@@ -61,6 +61,7 @@ class StandInKubelet:
     def _run(self) -> None:
         while not self._stop.wait(0.05):
             for pod in self.core.list_namespaced_pod(self.namespace).items:
+                assert pod.metadata and pod.metadata.name and pod.status, pod
                 if pod.metadata.deletion_timestamp:  # a kubelet ends a graceful deletion
                     self.core.delete_namespaced_pod(pod.metadata.name, self.namespace,
                                                     grace_period_seconds=0)

@@ -75,12 +75,12 @@ def make_app(kinds: KindTable, *, aggregated: bool = True) -> tuple[web.Applicat
                 return web.Response(body=served.body, status=served.status,
                                     headers=served.headers)
             if path.startswith("/openapi/v3/"):
-                served = openapi.serve_document(kinds, path, request.query.get("hash"),
-                                                request.headers.get("If-None-Match"))
-                if served is None:
+                document = openapi.serve_document(kinds, path, request.query.get("hash"),
+                                                  request.headers.get("If-None-Match"))
+                if document is None:
                     return _not_found(path)
-                return web.Response(body=served.body or None, status=served.status,
-                                    headers=served.headers)
+                return web.Response(body=document.body or None, status=document.status,
+                                    headers=document.headers)
             if len(parts) == 2 and parts[0] == "apis":
                 doc = discovery.api_group(kinds, parts[1])
                 return _json(doc) if doc else _not_found(path)

@@ -21,10 +21,11 @@ SCENARIO = {"name": "faults", "manifest": [
     {"kind": "ResourceClaim", "name": "gpu-claim", "requests": [{"name": "gpu"}]},
     {"kind": "Pod", "name": "pod0", "claims": [{"name": "gpu", "claim": "gpu-claim"}],
      "containers": ["ctr0"]}]}
-FAULT = {"apiVersion": "emulator.fakeapi.dev/v1alpha1", "kind": "DeviceFault",
-         "metadata": {"name": "gpu-0-ecc"},
-         "spec": {"nodeName": "worker-0", "driver": "gpu.example.com", "device": "gpu-0",
-                  "message": "ECC error count exceeded threshold"}}
+FAULT: dict[str, Any] = {
+    "apiVersion": "emulator.fakeapi.dev/v1alpha1", "kind": "DeviceFault",
+    "metadata": {"name": "gpu-0-ecc"},
+    "spec": {"nodeName": "worker-0", "driver": "gpu.example.com", "device": "gpu-0",
+             "message": "ECC error count exceeded threshold"}}
 
 
 def fault_for(device: str) -> dict[str, Any]:

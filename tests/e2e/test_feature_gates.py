@@ -7,10 +7,11 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Unpack
 
 import pytest
 
-from tests.conftest import ROOT, Kubectl, require_kubectl, start_server
+from tests.conftest import ROOT, Kubectl, RunOptions, require_kubectl, start_server
 
 SEEDS = ROOT / "tests" / "data" / "seeds"
 DEFAULT = ""
@@ -36,8 +37,10 @@ class CachedKubectl(Kubectl):
         super().__init__(binary, kubeconfig)
         self.cache = cache
 
-    def run(self, *args: str, **kw: object) -> subprocess.CompletedProcess[str]:  # type: ignore[override]
-        return super().run("--cache-dir", str(self.cache), *args, **kw)  # type: ignore[arg-type]
+    def run(self, *args: str,
+            **options: Unpack[RunOptions]) -> subprocess.CompletedProcess[str]:
+        """Run kubectl with the private cache directory."""
+        return super().run("--cache-dir", str(self.cache), *args, **options)
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -99,10 +100,11 @@ def test_apply_every_seed_example(kubectl: Kubectl, server_side: bool) -> None:
     ("jsonpath={.spec.devices.requests[0].exactly.deviceClassName}",
      lambda out: out == "gpu.example.com"),
 ])
-def test_get_output_formats(kubectl: Kubectl, ns: str, fmt: str, check: object) -> None:
+def test_get_output_formats(kubectl: Kubectl, ns: str, fmt: str,
+                            check: Callable[[str], bool]) -> None:
     _claim(kubectl, ns)
     out = kubectl("get", "resourceclaim", "c1", "-n", ns, "-o", fmt)
-    assert check(out), out  # type: ignore[operator]
+    assert check(out), out
 
 
 def test_get_table_columns(kubectl: Kubectl, ns: str) -> None:

@@ -16,9 +16,10 @@ import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, Self, TypeVar
 
 import pytest
+import urllib3
 import yaml
 from kubernetes import client, config, utils, watch
 from kubernetes.client.rest import ApiException
@@ -48,7 +49,7 @@ def _status(exc: ApiException) -> dict[str, Any]:
     return body
 
 
-def _expect_error(call: Callable[[], Any], code: int, reason: str) -> dict[str, Any]:
+def _expect_error(call: Callable[[], object], code: int, reason: str) -> dict[str, Any]:
     """Run `call`, expect an ApiException with this HTTP code and Status reason."""
     with pytest.raises(ApiException) as info:
         call()
@@ -58,7 +59,7 @@ def _expect_error(call: Callable[[], Any], code: int, reason: str) -> dict[str, 
     return status
 
 
-def _assert_subset(expected: Any, actual: Any, path: str = "") -> None:
+def _assert_subset(expected: object, actual: object, path: str = "") -> None:
     """Every field of `expected` appears in `actual` with the same value (defaults may add)."""
     if isinstance(expected, dict):
         assert isinstance(actual, dict), f"{path}: expected an object, got {actual!r}"
@@ -74,10 +75,60 @@ def _assert_subset(expected: Any, actual: Any, path: str = "") -> None:
         assert expected == actual, f"{path}: expected {expected!r}, got {actual!r}"
 
 
-def _rv(obj: Any) -> int:
+class KubeObject(Protocol):
+    """What every object model of the client has (its generated classes share no base)."""
+
+    @property
+    def kind(self) -> str | None: ...
+
+    @property
+    def api_version(self) -> str | None: ...
+
+    @property
+    def metadata(self) -> client.V1ObjectMeta | None: ...
+
+    @classmethod
+    def from_dict(cls, obj: dict[str, Any] | None) -> Self | None: ...
+
+
+def _metadata(obj: KubeObject) -> client.V1ObjectMeta:
+    """The metadata of an object the server returned (it always has some)."""
+    assert obj.metadata is not None, f"{type(obj).__name__} without metadata"
+    return obj.metadata
+
+
+def _name(obj: KubeObject) -> str:
+    """The name of an object the server returned (it always has one)."""
+    name = _metadata(obj).name
+    assert name, f"{type(obj).__name__} without a name"
+    return name
+
+
+M = TypeVar("M", bound=KubeObject)
+
+
+def _from_dict(model: type[M], doc: dict[str, Any]) -> M:
+    """`doc` as an instance of the client's `model` (its `from_dict`, None only for None)."""
+    obj = model.from_dict(doc)
+    assert obj is not None
+    return obj
+
+
+def _raw(response: object) -> dict[str, Any]:
+    """The decoded body of a call made with `_preload_content=False`: the client then returns
+    urllib3's response, though its methods are typed as returning the model."""
+    assert isinstance(response, urllib3.HTTPResponse), type(response)
+    body = json.loads(response.data)
+    assert isinstance(body, dict), body
+    return body
+
+
+def _rv(obj: KubeObject | dict[str, Any]) -> int:
     """resourceVersion of a model or dict as an int (fakeapi's revisions are integers)."""
-    meta = obj["metadata"] if isinstance(obj, dict) else obj.metadata
-    value = meta["resourceVersion"] if isinstance(meta, dict) else meta.resource_version
+    if isinstance(obj, dict):
+        return int(obj["metadata"]["resourceVersion"])
+    value = _metadata(obj).resource_version
+    assert value is not None, f"{type(obj).__name__} without a resourceVersion"
     return int(value)
 
 
@@ -85,8 +136,7 @@ def _wait_for(list_objects: Callable[..., Any], name: str, done: Callable[[Any],
               timeout: float = WAIT_SECONDS) -> None:
     """Wait on a watch until object `name` (as a dict) satisfies `done`."""
     selector = f"metadata.name={name}"
-    listed = list_objects(field_selector=selector, _preload_content=False)
-    body = json.loads(listed.data)
+    body = _raw(list_objects(field_selector=selector, _preload_content=False))
     if any(done(o) for o in body["items"]):
         return
     w = watch.Watch()
@@ -237,6 +287,7 @@ def test_write_without_content_type_header(server: ServerProcess, ns: str) -> No
         core = client.CoreV1Api(plain)
         created = core.create_namespaced_config_map(
             ns, client.V1ConfigMap(metadata=_meta("plain"), data={"a": "1"}))
+        assert created.data is not None
         created.data["a"] = "2"
         assert core.replace_namespaced_config_map("plain", ns, created).data == {"a": "2"}
     finally:
@@ -247,46 +298,49 @@ def test_namespace_lifecycle(core: client.CoreV1Api) -> None:
     name = _unique("nslife")
     created = core.create_namespace(
         client.V1Namespace(metadata=_meta(name, labels={"team": "e2e"})))
-    assert created.metadata.uid and created.metadata.creation_timestamp
-    assert created.status.phase == "Active"
-    assert created.spec.finalizers == ["kubernetes"]
+    meta = _metadata(created)
+    assert meta.uid and meta.creation_timestamp
+    assert created.status and created.status.phase == "Active"
+    assert created.spec and created.spec.finalizers == ["kubernetes"]
     # same as upstream: the NamespaceDefaultLabelName admission adds kubernetes.io/metadata.name
-    assert created.metadata.labels == {"team": "e2e", "kubernetes.io/metadata.name": name}
+    assert meta.labels == {"team": "e2e", "kubernetes.io/metadata.name": name}
 
-    read = core.read_namespace(name)
-    assert read.metadata.uid == created.metadata.uid
-    assert read.metadata.resource_version == created.metadata.resource_version
-    assert name in [n.metadata.name for n in core.list_namespace(label_selector="team=e2e").items]
-    assert [n.metadata.name for n in
+    read = _metadata(core.read_namespace(name))
+    assert read.uid == meta.uid
+    assert read.resource_version == meta.resource_version
+    assert name in [_name(n) for n in core.list_namespace(label_selector="team=e2e").items]
+    assert [_name(n) for n in
             core.list_namespace(field_selector=f"metadata.name={name}").items] == [name]
 
     core.create_namespaced_config_map(name, client.V1ConfigMap(metadata=_meta("inside")))
     deleted = core.delete_namespace(name)
     # same as upstream: a namespace with finalizers is returned as Terminating, not a Status
-    assert deleted["kind"] == "Namespace", deleted
+    assert isinstance(deleted, dict) and deleted["kind"] == "Namespace", deleted
     assert deleted["metadata"]["deletionTimestamp"]
     assert deleted["status"]["phase"] == "Terminating"
     _wait_gone(core.list_namespace, name)
-    assert name not in [n.metadata.name for n in core.list_namespace().items]
+    assert name not in [_name(n) for n in core.list_namespace().items]
     _expect_error(lambda: core.read_namespaced_config_map("inside", name), 404, "NotFound")
 
 
 def test_configmap_crud(core: client.CoreV1Api, ns: str) -> None:
     body = client.V1ConfigMap(metadata=_meta("cm", labels={"app": "demo"}), data={"a": "1"})
     created = core.create_namespaced_config_map(ns, body)
-    assert created.metadata.namespace == ns and created.metadata.uid
+    assert _metadata(created).namespace == ns and _metadata(created).uid
     assert created.data == {"a": "1"}
 
     read = core.read_namespaced_config_map("cm", ns)
-    assert read.metadata.resource_version == created.metadata.resource_version
+    assert _metadata(read).resource_version == _metadata(created).resource_version
+    assert read.data is not None
     stale = copy.deepcopy(read)
 
     read.data["a"] = "2"
     replaced = core.replace_namespaced_config_map("cm", ns, read)
     assert replaced.data == {"a": "2"}
     assert _rv(replaced) > _rv(created)
-    assert replaced.metadata.uid == created.metadata.uid
+    assert _metadata(replaced).uid == _metadata(created).uid
 
+    assert stale.data is not None
     stale.data["a"] = "3"
     status = _expect_error(lambda: core.replace_namespaced_config_map("cm", ns, stale),
                            409, "Conflict")
@@ -319,8 +373,7 @@ def test_configmap_patch(core: client.CoreV1Api, ns: str, content_type: str | No
                          expected: dict[str, str]) -> None:
     created = core.create_namespaced_config_map(
         ns, client.V1ConfigMap(metadata=_meta("cm"), data={"a": "1"}))
-    kw = {"_content_type": content_type} if content_type else {}
-    patched = core.patch_namespaced_config_map("cm", ns, body, **kw)
+    patched = core.patch_namespaced_config_map("cm", ns, body, _content_type=content_type)
     assert patched.data == expected
     assert _rv(patched) > _rv(created)
     assert core.read_namespaced_config_map("cm", ns).data == expected
@@ -334,10 +387,10 @@ def test_configmap_list_pagination(core: client.CoreV1Api, ns: str) -> None:
     token: str | None = None
     pages = 0
     while True:
-        kw = {"_continue": token} if token else {}
-        page = core.list_namespaced_config_map(ns, limit=2, **kw)
+        page = core.list_namespaced_config_map(ns, limit=2, _continue=token)
         pages += 1
-        seen += [c.metadata.name for c in page.items]
+        seen += [_name(c) for c in page.items]
+        assert page.metadata is not None
         token = page.metadata._continue
         if not token:
             break
@@ -380,13 +433,12 @@ def test_pod_list_selectors(core: client.CoreV1Api, ns: str, label_selector: str
     created = core.create_namespaced_pod(ns, _pod("db-1", {"app": "db", "tier": "back"},
                                                   restart_policy="Never"))
     # same as upstream: PrepareForCreate sets phase Pending and defaults the spec
-    assert created.status.phase == "Pending"
-    assert created.spec.restart_policy == "Never"
-    kw = {k: v for k, v in (("label_selector", label_selector),
-                            ("field_selector", field_selector)) if v is not None}
-    pods = core.list_namespaced_pod(ns, **kw)
-    assert sorted(p.metadata.name for p in pods.items) == expected
-    assert pods.metadata.resource_version
+    assert created.status and created.status.phase == "Pending"
+    assert created.spec and created.spec.restart_policy == "Never"
+    pods = core.list_namespaced_pod(ns, label_selector=label_selector,
+                                    field_selector=field_selector)
+    assert sorted(_name(p) for p in pods.items) == expected
+    assert pods.metadata and pods.metadata.resource_version
 
 
 def test_pod_field_selector_unsupported_field(core: client.CoreV1Api, ns: str) -> None:
@@ -400,7 +452,7 @@ def test_node_create_and_patch_status(core: client.CoreV1Api) -> None:
     created = core.create_node(client.V1Node(metadata=_meta(name, labels={"e2e": "yes"}),
                                              spec=client.V1NodeSpec(unschedulable=True)))
     try:
-        assert created.metadata.uid and created.spec.unschedulable is True
+        assert _metadata(created).uid and created.spec and created.spec.unschedulable is True
         status = {"status": {
             "capacity": {"cpu": "4", "memory": "16Gi", "pods": "110"},
             "allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"},
@@ -412,28 +464,32 @@ def test_node_create_and_patch_status(core: client.CoreV1Api) -> None:
                          "osImage": "", "systemUUID": ""},
         }, "spec": {"unschedulable": False}}
         patched = core.patch_node_status(name, status)
-        assert patched.status.capacity == {"cpu": "4", "memory": "16Gi", "pods": "110"}
-        assert patched.status.allocatable["cpu"] == "4"
-        assert [(c.type, c.status) for c in patched.status.conditions] == [("Ready", "True")]
-        assert patched.status.node_info.kubelet_version == "v1.37.0"
+        assert patched.status and patched.status.capacity == {
+            "cpu": "4", "memory": "16Gi", "pods": "110"}
+        assert patched.status.allocatable and patched.status.allocatable["cpu"] == "4"
+        assert [(c.type, c.status) for c in patched.status.conditions or []] == \
+            [("Ready", "True")]
+        assert patched.status.node_info and patched.status.node_info.kubelet_version == "v1.37.0"
         # same as upstream: the status subresource ignores spec changes
-        assert patched.spec.unschedulable is True
+        assert patched.spec and patched.spec.unschedulable is True
         assert _rv(patched) > _rv(created)
 
         # strategic merge of conditions by type: a second condition is added, Ready kept
         again = core.patch_node_status(name, {"status": {"conditions": [
             {"type": "MemoryPressure", "status": "False", "reason": "KubeletHasSufficientMemory",
              "message": "ok"}]}})
+        assert again.status and again.status.conditions is not None
         assert sorted(c.type for c in again.status.conditions) == ["MemoryPressure", "Ready"]
 
         read = core.read_node_status(name)
-        assert read.status.capacity["memory"] == "16Gi"
+        assert read.status and read.status.capacity and read.status.capacity["memory"] == "16Gi"
         # same as upstream: the main resource ignores status changes
         spec_patched = core.patch_node(name, {"spec": {"unschedulable": False},
                                               "status": {"capacity": {"cpu": "64"}}})
-        assert not spec_patched.spec.unschedulable
+        assert spec_patched.spec and not spec_patched.spec.unschedulable
+        assert spec_patched.status and spec_patched.status.capacity
         assert spec_patched.status.capacity["cpu"] == "4"
-        assert name in [n.metadata.name for n in core.list_node(label_selector="e2e=yes").items]
+        assert name in [_name(n) for n in core.list_node(label_selector="e2e=yes").items]
     finally:
         core.delete_node(name)
     _wait_gone(core.list_node, name)
@@ -468,7 +524,7 @@ def test_event_create_and_field_selector(core: client.CoreV1Api, ns: str, field_
             source=client.V1EventSource(component=component)))
         assert created.involved_object.name == pod and created.first_timestamp == now
     events = core.list_namespaced_event(ns, field_selector=field_selector)
-    assert sorted(e.metadata.name for e in events.items) == expected
+    assert sorted(_name(e) for e in events.items) == expected
 
 
 # ---------------------------------------------------------------------------- ResourceV1Api
@@ -522,7 +578,7 @@ SEED_CASES = [
 
 
 def _seed_setup(api: client.ApiClient, make_ns: MakeNamespace,
-                case: SeedCase) -> tuple[Ops, dict[str, Any], type]:
+                case: SeedCase) -> tuple[Ops, dict[str, Any], type[KubeObject]]:
     """The seed document (renamed when cluster-scoped, without namespace), its Ops and model."""
     api_cls = getattr(client, case.api, None)
     model = getattr(client, case.model, None)
@@ -541,17 +597,18 @@ def test_seed_crud_with_models(api: client.ApiClient, make_ns: MakeNamespace,
                                case: SeedCase) -> None:
     ops, doc, model = _seed_setup(api, make_ns, case)
     name = doc["metadata"]["name"]
-    created = ops.create(model.from_dict(doc))
+    created = ops.create(_from_dict(model, doc))
     assert isinstance(created, model)
     assert created.kind == case.kind and created.api_version == doc["apiVersion"]
-    assert created.metadata.uid and created.metadata.creation_timestamp
-    assert created.metadata.generation == 1
-    assert created.metadata.namespace == ops.namespace
+    meta = _metadata(created)
+    assert meta.uid and meta.creation_timestamp
+    assert meta.generation == 1
+    assert meta.namespace == ops.namespace
 
     read = ops.read(name)
-    assert isinstance(read, model) and read.metadata.uid == created.metadata.uid
+    assert isinstance(read, model) and _metadata(read).uid == meta.uid
     _assert_subset(doc["spec"], api.sanitize_for_serialization(read)["spec"])
-    raw = json.loads(ops.read(name, _preload_content=False).data)
+    raw = _raw(ops.read(name, _preload_content=False))
     assert raw["kind"] == case.kind and raw["apiVersion"] == doc["apiVersion"]
     _assert_subset(doc["spec"], raw["spec"])
 
@@ -571,7 +628,7 @@ def test_seed_crud_with_models(api: client.ApiClient, make_ns: MakeNamespace,
         _wait_gone(ops.list, name)
         return
 
-    read.metadata.labels = {"e2e": "replaced"}
+    _metadata(read).labels = {"e2e": "replaced"}
     replaced = ops.replace(name, read)
     assert replaced.metadata.labels == {"e2e": "replaced"}
     assert _rv(replaced) > _rv(read)
@@ -601,8 +658,8 @@ def test_seed_create_from_yaml(api: client.ApiClient, make_ns: MakeNamespace,
     ((created,),) = utils.create_from_yaml(api, str(path), namespace=ops.namespace or "default")
     try:
         assert isinstance(created, model)
-        assert created.metadata.name == name
-        raw = json.loads(ops.read(name, _preload_content=False).data)
+        assert _name(created) == name
+        raw = _raw(ops.read(name, _preload_content=False))
         _assert_subset(doc["spec"], raw["spec"])
     finally:
         ops.delete(name)
@@ -621,8 +678,8 @@ def test_server_side_apply_with_dynamic_client(api: client.ApiClient,
     (again,) = utils.create_from_dict(api, doc, apply=True, namespace=ns)
     assert dict(again.metadata.labels) == {"applied": "twice"}
     assert int(again.metadata.resourceVersion) > int(applied.metadata.resourceVersion)
-    raw = json.loads(resource.read_namespaced_resource_claim(
-        doc["metadata"]["name"], ns, _preload_content=False).data)
+    raw = _raw(resource.read_namespaced_resource_claim(
+        doc["metadata"]["name"], ns, _preload_content=False))
     _assert_subset(doc["spec"], raw["spec"])
 
 
@@ -657,7 +714,7 @@ def test_patch_namespace_mismatch_is_bad_request(core: client.CoreV1Api, ns: str
 def test_dry_run_create_is_not_persisted(core: client.CoreV1Api, ns: str) -> None:
     created = core.create_namespaced_config_map(
         ns, client.V1ConfigMap(metadata=_meta("dry"), data={"a": "1"}), dry_run="All")
-    assert created.data == {"a": "1"} and created.metadata.name == "dry"
+    assert created.data == {"a": "1"} and _name(created) == "dry"
     _expect_error(lambda: core.read_namespaced_config_map("dry", ns), 404, "NotFound")
 
 
@@ -678,23 +735,27 @@ def test_resource_claim_from_models(resource: client.ResourceV1Api, ns: str) -> 
     created = resource.create_namespaced_resource_claim(ns, body)
     read = resource.read_namespaced_resource_claim("pair", ns)
     for got in (created, read):
+        assert got.spec and got.spec.devices and got.spec.devices.requests is not None
         gpu, nic = got.spec.devices.requests
+        assert gpu.exactly and nic.exactly, (gpu, nic)
         assert (gpu.name, gpu.exactly.device_class_name, gpu.exactly.count) == \
             ("gpu", "gpu.example.com", 2)
+        assert gpu.exactly.selectors and gpu.exactly.selectors[0].cel
         assert gpu.exactly.selectors[0].cel.expression.startswith("device.attributes")
         assert (nic.exactly.allocation_mode, nic.exactly.count) == ("All", None)
+        assert got.spec.devices.constraints
         assert got.spec.devices.constraints[0].match_attribute == "gpu.example.com/numa"
-        assert got.metadata.annotations == {"note": "models"}
+        assert _metadata(got).annotations == {"note": "models"}
         assert got.status is None or not got.status.allocation
     listed = resource.list_namespaced_resource_claim(ns, label_selector="app=demo")
-    assert [c.metadata.name for c in listed.items] == ["pair"]
+    assert [_name(c) for c in listed.items] == ["pair"]
 
 
 def test_resource_claim_status_patch(resource: client.ResourceV1Api, core: client.CoreV1Api,
                                      ns: str) -> None:
     doc = _seed("08-macvlan-claim.yaml", "ResourceClaim")
     created = resource.create_namespaced_resource_claim(
-        ns, client.ResourceV1ResourceClaim.from_dict(doc))
+        ns, _from_dict(client.ResourceV1ResourceClaim, doc))
     # the consumer must exist: the resource-claim controller drops reservations of pods
     # that are gone, as upstream's
     consumer = core.create_namespaced_pod(ns, client.V1Pod(
@@ -707,7 +768,7 @@ def test_resource_claim_status_patch(resource: client.ResourceV1Api, core: clien
             "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
                 {"key": "metadata.name", "operator": "In", "values": ["worker-1"]}]}]},
         },
-        "reservedFor": [{"resource": "pods", "name": "pod-1", "uid": consumer.metadata.uid}],
+        "reservedFor": [{"resource": "pods", "name": "pod-1", "uid": _metadata(consumer).uid}],
         "devices": [{**device, "conditions": [{
             "type": "Ready", "status": "True", "reason": "NetworkReady", "message": "up",
             "lastTransitionTime": "2026-01-02T03:04:05Z"}],
@@ -718,25 +779,31 @@ def test_resource_claim_status_patch(resource: client.ResourceV1Api, core: clien
         "macvlan-eth0", ns, {"status": status, "spec": {"devices": {"requests": []}}})
     assert _rv(patched) > _rv(created)
     # same as upstream: /status ignores spec and does not bump the generation
+    assert patched.spec and patched.spec.devices and patched.spec.devices.requests
     assert patched.spec.devices.requests[0].name == "macvlan-eth0"
-    assert patched.metadata.generation == 1
-    raw = json.loads(resource.read_namespaced_resource_claim_status(
-        "macvlan-eth0", ns, _preload_content=False).data)
+    assert _metadata(patched).generation == 1
+    raw = _raw(resource.read_namespaced_resource_claim_status(
+        "macvlan-eth0", ns, _preload_content=False))
     _assert_subset(status, raw["status"])
     for got in (patched, resource.read_namespaced_resource_claim_status("macvlan-eth0", ns),
                 resource.read_namespaced_resource_claim("macvlan-eth0", ns)):
+        assert got.status and got.status.allocation and got.status.allocation.devices
+        assert got.status.allocation.devices.results
         result = got.status.allocation.devices.results[0]
         assert (result.request, result.pool, result.device) == \
             ("macvlan-eth0", "worker-1", "eth0")
+        assert got.status.devices and got.status.devices[0].network_data
         assert got.status.devices[0].network_data.ips == ["10.9.8.7/24"]
-        assert got.status.reserved_for[0].name == "pod-1"
+        assert got.status.reserved_for and got.status.reserved_for[0].name == "pod-1"
 
     # same as upstream: a write to the main resource can't change status
     current = resource.read_namespaced_resource_claim("macvlan-eth0", ns)
+    assert current.status is not None
     current.status.reserved_for = None
-    current.metadata.labels = {"touched": "yes"}
+    _metadata(current).labels = {"touched": "yes"}
     replaced = resource.replace_namespaced_resource_claim("macvlan-eth0", ns, current)
-    assert replaced.metadata.labels == {"touched": "yes"}
+    assert _metadata(replaced).labels == {"touched": "yes"}
+    assert replaced.status and replaced.status.reserved_for is not None
     assert [r.name for r in replaced.status.reserved_for] == ["pod-1"]
 
 
@@ -751,13 +818,14 @@ def test_device_taint_rule_create_list(resource: client.ResourceV1Api) -> None:
                                        effect="NoSchedule")))
     created = resource.create_device_taint_rule(body)
     try:
-        assert created.metadata.generation == 1
+        assert _metadata(created).generation == 1
         taint = created.spec.taint
         assert (taint.key, taint.value, taint.effect) == \
             ("example.com/unhealthy", "true", "NoSchedule")
         listed = resource.list_device_taint_rule(label_selector=f"e2e={name}")
-        assert [r.metadata.name for r in listed.items] == [name]
+        assert [_name(r) for r in listed.items] == [name]
         sel = listed.items[0].spec.device_selector
+        assert sel is not None
         assert (sel.driver, sel.pool, sel.device) == ("gpu.example.com", "worker-1", "gpu-0")
         assert resource.read_device_taint_rule(name).spec.taint == taint
     finally:
@@ -773,10 +841,9 @@ def test_resource_claim_request_defaults(resource: client.ResourceV1Api, ns: str
         {"name": "alt", "firstAvailable": [{"name": "one",
                                             "deviceClassName": "gpu.example.com"}]},
     ]}}
-    resource.create_namespaced_resource_claim(ns, {"metadata": {"name": "defaults"},
-                                                   "spec": spec})
-    raw = json.loads(resource.read_namespaced_resource_claim(
-        "defaults", ns, _preload_content=False).data)
+    resource.create_namespaced_resource_claim(ns, client.ResourceV1ResourceClaim.model_validate(
+        {"metadata": {"name": "defaults"}, "spec": spec}))
+    raw = _raw(resource.read_namespaced_resource_claim("defaults", ns, _preload_content=False))
     plain, all_, alt = raw["spec"]["devices"]["requests"]
     # same as upstream: allocationMode defaults to ExactCount, and then count to 1
     assert plain["exactly"] == {"deviceClassName": "gpu.example.com",
@@ -789,10 +856,10 @@ def test_resource_claim_request_defaults(resource: client.ResourceV1Api, ns: str
 def test_device_taint_time_added_defaulted(resource: client.ResourceV1Api) -> None:
     name = _unique("taint")
     before = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
-    created = resource.create_device_taint_rule({
+    created = resource.create_device_taint_rule(client.V1DeviceTaintRule.model_validate({
         "metadata": {"name": name},
         "spec": {"deviceSelector": {"driver": "gpu.example.com"},
-                 "taint": {"key": "example.com/t", "effect": "None"}}})
+                 "taint": {"key": "example.com/t", "effect": "None"}}}))
     try:
         added = created.spec.taint.time_added
         assert added is not None
@@ -850,7 +917,7 @@ def test_delete_response(api: client.ApiClient, ns: str, case: DeleteCase) -> No
     ops = case.ops(api, ns)
     name = _unique("del")
     created = ops.create(case.body(name))
-    body = json.loads(ops.delete(name, _preload_content=False).data)
+    body = _raw(ops.delete(name, _preload_content=False))
     if case.returns == "Status":
         details = {"name": name, "kind": case.resource, "uid": created.metadata.uid}
         if case.group:
@@ -878,7 +945,7 @@ def test_claim_spec_is_immutable(resource: client.ResourceV1Api, ns: str, snake:
                                  body: Callable[[], dict[str, Any]], kind: str,
                                  field: str) -> None:
     ops = Ops(resource, snake, ns)
-    created = json.loads(ops.create(body(), _preload_content=False).data)
+    created = _raw(ops.create(body(), _preload_content=False))
     changed = copy.deepcopy(created)
     requests = (changed["spec"] if kind == "ResourceClaim"
                 else changed["spec"]["spec"])["devices"]["requests"]
@@ -905,7 +972,7 @@ def test_timestamps_are_normalized(core: client.CoreV1Api, ns: str, sent: dateti
     core.create_namespaced_event(ns, client.CoreV1Event(
         metadata=_meta("ts"), involved_object=client.V1ObjectReference(kind="Pod", name="p"),
         reason="R", first_timestamp=sent, last_timestamp=sent))
-    raw = json.loads(core.read_namespaced_event("ts", ns, _preload_content=False).data)
+    raw = _raw(core.read_namespaced_event("ts", ns, _preload_content=False))
     assert (raw["firstTimestamp"], raw["lastTimestamp"]) == (stored, stored)
 
 
@@ -997,8 +1064,9 @@ def test_watch_resumes_from_list_resource_version(resource: client.ResourceV1Api
                                                   ns: str) -> None:
     resource.create_namespaced_resource_claim(ns, _claim("old"))
     listed = resource.list_namespaced_resource_claim(ns)
+    assert listed.metadata and listed.metadata.resource_version
     list_rv = listed.metadata.resource_version
-    assert [c.metadata.name for c in listed.items] == ["old"]
+    assert [_name(c) for c in listed.items] == ["old"]
     resource.create_namespaced_resource_claim(ns, _claim("new"))
     resource.patch_namespaced_resource_claim("old", ns, {"metadata": {"labels": {"y": "2"}}})
     resource.delete_namespaced_resource_claim("new", ns)
@@ -1016,7 +1084,9 @@ def test_watch_resumes_from_list_resource_version(resource: client.ResourceV1Api
 def test_watch_with_bookmarks_receives_only_valid_events(
         resource: client.ResourceV1Api, ns: str, thread: ThreadPoolExecutor) -> None:
     resource.create_namespaced_resource_claim(ns, _claim("a"))
-    list_rv = resource.list_namespaced_resource_claim(ns).metadata.resource_version
+    listed = resource.list_namespaced_resource_claim(ns)
+    assert listed.metadata and listed.metadata.resource_version
+    list_rv = listed.metadata.resource_version
 
     opened = threading.Event()
 

@@ -44,7 +44,7 @@ def skewed_kubectls() -> list[tuple[int, str]]:
         if not path or not Path(path).is_file():
             continue
         minor = _minor(path)
-        if minor in SKEW and minor not in found:
+        if minor is not None and minor in SKEW and minor not in found:
             found[minor] = path
     return sorted(found.items())
 

@@ -25,7 +25,9 @@ from aiohttp.test_utils import TestClient
 from fakeapi.clock import VirtualClock
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.controlplane import ControlPlane
+from fakeapi.log import Event
 from fakeapi.registry.context import RequestContext
+from fakeapi.registry.generic import item_object
 from fakeapi.server import create_app
 from tests.conftest import LABEL_MSG, SUBDOMAIN_MSG
 
@@ -116,7 +118,14 @@ async def ok(api: TestClient, method: str, path: str, body: Any = None, *,
 def committed(cluster: Cluster) -> tuple[int, dict[str, list[bytes]]]:
     """The whole committed state: the revision and every stored object's bytes."""
     store = cluster.store
-    return store.revision, {r: [e.raw for e in store.scan(r)] for r in store.resources()}
+    return store.revision, {r: [item.raw for item in map(_live, store.scan(r))]
+                            for r in store.resources()}
+
+
+def _live(item: Event | Obj) -> Event:
+    """An item of a scan at the current revision (always an Event, with its encoding)."""
+    assert isinstance(item, Event), item
+    return item
 
 
 def check_status(reply: Reply, code: int, reason: str, message: str | re.Pattern[str], *,
@@ -741,8 +750,8 @@ async def test_requests_with_and_without_options_get_their_own_context(
     reply = await call(api, "POST", CM, cm("b"), params={"dryRun": "All"})
     assert reply.status == 201
     await ok(api, "POST", CM, cm("c"))
-    assert [e.object["metadata"]["name"] for e in cluster.store.scan("configmaps", "default")
-            ] == ["a", "c"]
+    assert [item_object(e)["metadata"]["name"]
+            for e in cluster.store.scan("configmaps", "default")] == ["a", "c"]
 
 
 async def test_create_sets_server_fields_and_generates_names(serve: Serve) -> None:
@@ -1296,7 +1305,7 @@ async def test_namespace_scoped_watch_sees_only_its_namespace(
 
 async def drain(watch: ClientResponse, quiet: float = 0.2) -> list[Obj]:
     """Every event until the watch is quiet for `quiet` seconds."""
-    events = []
+    events: list[Obj] = []
     while True:
         try:
             line = await asyncio.wait_for(watch.content.readline(), quiet)

@@ -38,7 +38,9 @@ def obj(kind: str, name: str = "x", **body: Any) -> dict[str, Any]:
             "metadata": {"name": name, **meta}, **body}
 
 
-def pod(*containers: dict[str, Any], **meta: Any) -> dict[str, Any]:
+def pod(*containers: object, **meta: Any) -> dict[str, Any]:
+    """A Pod configuration with these entries in spec.containers (any value: the bad-input
+    cases give one that is not an object)."""
     return obj("Pod", metadata=meta, spec={"containers": list(containers)})
 
 

@@ -77,8 +77,11 @@ def _reference_diff(old: dict[str, Any], new: dict[str, Any], schema: dict[str, 
     """`apply._diff` over the oracle, in canonical form."""
     c, r = _reference_compare(ssa._without_managed(old), ssa._without_managed(new),
                               ssa._compile(schema))
-    return tuple(fp.canonical(fp.difference(ssa._scope(fp.children(x) if x else {}, subresource),
-                                            ssa._STRIP)) for x in (c, r))  # type: ignore[return-value]
+    def scoped(x: FieldSet | None) -> FieldSet:
+        return fp.canonical(fp.difference(ssa._scope(fp.children(x) if x else {}, subresource),
+                                          ssa._STRIP))
+
+    return scoped(c), scoped(r)
 
 
 DATA = Path(__file__).resolve().parents[1] / "data"

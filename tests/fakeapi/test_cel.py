@@ -86,7 +86,9 @@ def test_compile_errors(expression: str, error: str) -> None:
 
 
 def test_compile_error_points_at_the_source() -> None:
-    [error] = cel.compile("device.driver == 'a' &&\ndevice.vendor == 'b'")  # type: ignore[misc]
+    errors = cel.compile("device.driver == 'a' &&\ndevice.vendor == 'b'")
+    assert isinstance(errors, list)
+    [error] = errors
     assert error.detail == ("compilation failed: ERROR: <input>:2:7: undefined field 'vendor'\n"
                             " | device.vendor == 'b'\n | ......^")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TypedDict
 
 import pytest
 
@@ -30,15 +31,23 @@ def test_a_second_compile_is_a_cache_hit_returning_the_same_program() -> None:
     assert (cel.cache.hits, cel.cache.misses) == (1, 1)
 
 
+class CompileOptions(TypedDict, total=False):
+    """Options of `cel.compile` besides the expression."""
+
+    purpose: str
+    features: cel.Features
+    engine: str | None
+
+
 @pytest.mark.parametrize("other", [
     {"purpose": cel.DERIVED},
     {"features": cel.Features(list_attributes=False)},
     {"engine": engines.CEL_PYTHON},
 ])
-def test_the_cache_key_is_expression_purpose_features_and_engine(other: dict[str, object]) -> None:
+def test_the_cache_key_is_expression_purpose_features_and_engine(other: CompileOptions) -> None:
     expression = 'device.attributes["a"].b == 1'
     base = cel.compile(expression, engine=engines.CEL_EXPR_PYTHON)
-    variant = cel.compile(expression, **other)  # type: ignore[arg-type]
+    variant = cel.compile(expression, **other)
     assert isinstance(base, cel.Program) and isinstance(variant, cel.Program)
     assert variant is not base
     assert cel.cache.misses == 2

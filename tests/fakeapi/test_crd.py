@@ -122,8 +122,9 @@ def test_a_registry_serves_crds_it_stores_and_forgets_deleted_ones() -> None:
     store = Store(log=EventLog(), clock=RealClock())
     kinds = served_kinds({})
     registry = Registry(store=store, kinds=kinds)
-    registry.create(kinds.by_id("namespaces"), "", {"metadata": {"name": "ns"}}, root)
-    definitions = kinds.by_id(crd.CRD_ID)
+    namespaces, definitions = kinds.by_id("namespaces"), kinds.by_id(crd.CRD_ID)
+    assert namespaces is not None and definitions is not None
+    registry.create(namespaces, "", {"metadata": {"name": "ns"}}, root)
     body = _crd()
     body["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = {
         "type": "object", "properties": {"spec": {"type": "object", "properties": {

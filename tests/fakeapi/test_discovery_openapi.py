@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 import pytest
-from kubernetes.client import ApiClient
+from kubernetes.client import (
+    ApiClient,
+    V1APIGroupList,
+    V1APIResourceList,
+    V1APIVersions,
+    V2APIGroupDiscoveryList,
+)
 
 from fakeapi import discovery, openapi
 from fakeapi.kinds import ALL_VERBS, Kind, KindTable, served_kinds
@@ -24,8 +30,15 @@ def _doc(group: str, version: str) -> dict[str, Any]:
     return orjson.loads(body)
 
 
-def _deserialize(data: dict[str, Any], klass: str) -> Any:
-    return ApiClient()._ApiClient__deserialize(data, klass)  # type: ignore[attr-defined]
+M = TypeVar("M")
+
+
+def _deserialize(data: dict[str, Any], model: type[M]) -> M:
+    """`data` parsed as the official client parses a response body of `model`."""
+    parsed = ApiClient().deserialize(orjson.dumps(data).decode(), model.__name__,
+                                     "application/json")
+    assert isinstance(parsed, model), parsed
+    return parsed
 
 
 # ---------------------------------------------------------------------------
@@ -98,7 +111,8 @@ def test_feature_gate_off_drops_group_version() -> None:
     kinds = served_kinds({"DRAResourcePoolStatus": False})
     assert discovery.api_resource_list(kinds, "resource.k8s.io", "v1alpha3") is None
     assert "apis/resource.k8s.io/v1alpha3" not in openapi.openapi_index(kinds)["paths"]
-    assert discovery.api_group(kinds, "resource.k8s.io")["versions"] == [  # type: ignore[index]
+    group = discovery.api_group(kinds, "resource.k8s.io")
+    assert group is not None and group["versions"] == [
         {"groupVersion": "resource.k8s.io/v1", "version": "v1"}]
 
 
@@ -149,7 +163,8 @@ def test_resource_list_entries(group: str, version: str, name: str,
 
 def test_subresource_of_another_group_names_it() -> None:
     kinds = KindTable([Kind(group="", version="v1", kind="Pod", plural="pods", namespaced=True,
-                            subresources=("eviction", "status"))])
+                            subresources={"eviction": "EvictionStrategy",
+                                          "status": "StatusStrategy"})])
     doc = discovery.api_resource_list(kinds, "", "v1")
     assert doc is not None
     eviction = next(r for r in doc["resources"] if r["name"] == "pods/eviction")
@@ -168,7 +183,7 @@ def test_resource_list_covers_kind_table(group: str, version: str) -> None:
         + [f"{k.plural}/{s}" for k in KINDS.in_group_version(group, version)
            for s in k.subresources])
     assert names == expected
-    parsed = _deserialize(doc, "V1APIResourceList")
+    parsed = _deserialize(doc, V1APIResourceList)
     assert len(parsed.resources) == len(names)
 
 
@@ -185,10 +200,10 @@ def test_unserved_groups() -> None:
 
 
 def test_api_versions_and_group_list_parse_as_upstream_types() -> None:
-    versions = _deserialize(discovery.api_versions("10.0.0.1:443"), "V1APIVersions")
+    versions = _deserialize(discovery.api_versions("10.0.0.1:443"), V1APIVersions)
     assert versions.versions == ["v1"]
     assert versions.server_address_by_client_cidrs[0].server_address == "10.0.0.1:443"
-    groups = _deserialize(discovery.api_group_list(KINDS), "V1APIGroupList")
+    groups = _deserialize(discovery.api_group_list(KINDS), V1APIGroupList)
     assert "" not in [g.name for g in groups.groups]
     assert sorted(g.name for g in groups.groups) == sorted({g for g, _ in GVS if g})
 
@@ -241,14 +256,14 @@ def test_aggregated_lists_parse_as_upstream_types() -> None:
     assert (core["kind"], core["apiVersion"]) == ("APIGroupDiscoveryList",
                                                   "apidiscovery.k8s.io/v2")
     assert len(core["items"]) == 1 and core["items"][0]["metadata"] == {}
-    parsed = _deserialize(discovery.aggregated_groups(KINDS), "V2APIGroupDiscoveryList")
-    names = [i.metadata.name for i in parsed.items]
+    parsed = _deserialize(discovery.aggregated_groups(KINDS), V2APIGroupDiscoveryList)
+    names = [i.metadata.name if i.metadata else None for i in parsed.items]
     assert "resource.k8s.io" in names and "" not in names and None not in names
-    claim = next(r for i in parsed.items for v in i.versions for r in v.resources
+    claim = next(r for i in parsed.items for v in i.versions or [] for r in v.resources or []
                  if r.resource == "resourceclaims")
     assert claim.scope == "Namespaced" and claim.singular_resource == "resourceclaim"
-    assert claim.response_kind.kind == "ResourceClaim"
-    assert [(s.subresource, s.verbs) for s in claim.subresources] == [
+    assert claim.response_kind and claim.response_kind.kind == "ResourceClaim"
+    assert [(s.subresource, s.verbs) for s in claim.subresources or []] == [
         ("status", ["get", "patch", "update"])]
 
 

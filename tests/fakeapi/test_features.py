@@ -18,7 +18,7 @@ from fakeapi.features import (
     Stage,
     parse_feature_gates,
 )
-from fakeapi.kinds import KINDS, served_kinds
+from fakeapi.kinds import KINDS, Kind, served_kinds
 from fakeapi.log import EventLog
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import Registry
@@ -497,20 +497,21 @@ def test_only_the_disabled_gate_fields_go() -> None:
 # --------------------------------------------------------------------------- through the registry
 
 CTX = RequestContext(field_manager="test")
-SLICE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-         "metadata": {"name": "s1"},
-         "spec": {"driver": "gpu.example.com", "nodeName": "worker-1",
-                  "pool": {"name": "worker-1", "generation": 1, "resourceSliceCount": 1},
-                  "partitionTypeAttribute": "gpu.example.com/profile",
-                  "devices": [{"name": "gpu-0",
-                               "attributes": {"gpu.example.com/profile": {"string": "Full"}}}]}}
+SLICE: dict[str, Any] = {
+    "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+    "metadata": {"name": "s1"},
+    "spec": {"driver": "gpu.example.com", "nodeName": "worker-1",
+             "pool": {"name": "worker-1", "generation": 1, "resourceSliceCount": 1},
+             "partitionTypeAttribute": "gpu.example.com/profile",
+             "devices": [{"name": "gpu-0",
+                          "attributes": {"gpu.example.com/profile": {"string": "Full"}}}]}}
 
 
 def _registry(store: Store, gates: FeatureGates) -> Registry:
     return Registry(store=store, kinds=served_kinds(gates), gates=gates)
 
 
-def _slice_kind(registry: Registry) -> Any:
+def _slice_kind(registry: Registry) -> Kind:
     kind = registry.kinds.by_resource("resource.k8s.io", "v1", "resourceslices")
     assert kind is not None
     return kind

@@ -190,8 +190,8 @@ async def test_runs_of_closing_lists_are_stored_and_read_back(
     assert patched.status == 200 and patched.object["spec"] == created.object["spec"]
     replayed = Store(log=EventLog(), clock=cluster.clock)
     replayed.replay([e.record() for e in cluster.log])
-    assert replayed.get("resourceclaims.resource.k8s.io", "default", "closing-run").object == (
-        patched.object)
+    stored = replayed.get("resourceclaims.resource.k8s.io", "default", "closing-run")
+    assert stored is not None and stored.object == patched.object
 
 
 async def test_a_deep_object_survives_watch_list_and_replay(
@@ -207,7 +207,8 @@ async def test_a_deep_object_survives_watch_list_and_replay(
     watch.close()
     replayed = Store(log=EventLog(), clock=cluster.clock)  # what a restart rebuilds
     replayed.replay([e.record() for e in cluster.log])
-    assert replayed.get("resourceclaims.resource.k8s.io", "default", "deep").object == created
+    stored = replayed.get("resourceclaims.resource.k8s.io", "default", "deep")
+    assert stored is not None and stored.object == created
 
 
 @pytest.mark.parametrize(("raw", "stored"), [
@@ -346,11 +347,11 @@ async def test_partial_object_metadata_for_lists_gets_and_watches(
     async with api.get(CM, headers={"Accept": PARTIAL}, params={
             "watch": "true", "allowWatchBookmarks": "true", "sendInitialEvents": "true",
             "resourceVersionMatch": "NotOlderThan"}) as watch:
-        first = await next_event(watch)  # type: ignore[arg-type]
+        first = await next_event(watch)
         assert first["type"] == "ADDED"
         assert first["object"] == {"kind": "PartialObjectMetadata",
                                    "apiVersion": "meta.k8s.io/v1", "metadata": full["metadata"]}
-        bookmark = await next_event(watch)  # type: ignore[arg-type]
+        bookmark = await next_event(watch)
         assert bookmark["type"] == "BOOKMARK"
         assert bookmark["object"]["kind"] == "PartialObjectMetadata"
         assert bookmark["object"]["metadata"]["annotations"] == {

@@ -170,7 +170,8 @@ async def test_an_io_error_discards_the_unsynced_writes_and_refuses_more(
     # not visible, not half-applied: writers and readers see the durable state again
     assert cluster.log.revision == cluster.log.visible == durable_revision
     assert cluster.store.get(CM, "default", "lost") is None
-    assert cluster.store.get(CM, "default", "kept").object["data"] == {"k": "old"}
+    stored = cluster.store.get(CM, "default", "kept")
+    assert stored is not None and stored.object["data"] == {"k": "old"}
     assert cluster.store.get(CM, "default", "doomed-delete") is not None
     assert (await client.get(CM, "kept", "default"))["data"] == {"k": "old"}
     assert sorted(visible_names(cluster)) == ["doomed-delete", "kept"]
@@ -192,7 +193,8 @@ async def test_an_io_error_discards_the_unsynced_writes_and_refuses_more(
 
     reopened = durable_cluster(tmp_path)
     assert sorted(visible_names(reopened)) == ["after", "doomed-delete", "kept"]
-    assert reopened.store.get(CM, "default", "kept").object["data"] == {"k": "old"}
+    stored = reopened.store.get(CM, "default", "kept")
+    assert stored is not None and stored.object["data"] == {"k": "old"}
     await reopened.close()
 
 
@@ -219,7 +221,8 @@ async def test_retention_is_bounded_by_bytes() -> None:
     spec = WatchSpec(kind=client.kind(CM), resource_version=first["metadata"]["resourceVersion"])
     batches = [b async for b in notices(cluster.store, spec)]
     assert [t for t, _ in batches[0]] == ["ERROR"]
-    assert batches[0][0][1]["code"] == 410
+    error = batches[0][0][1]
+    assert isinstance(error, dict) and error["code"] == 410, error
 
 
 async def test_a_durable_control_plane_settles(tmp_path: Path) -> None:

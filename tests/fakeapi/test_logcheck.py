@@ -96,7 +96,8 @@ def test_repair_keeps_what_it_is_told_and_saves_the_rest(
     saved = tmp_path / f"events.log.cut-{keep}"
     assert f"kept revisions 1..{keep}" in out and str(saved) in out
     assert path.read_bytes() + saved.read_bytes() == before, "nothing lost: cut = saved"
-    assert read_ack(path) is not None and read_ack(path).records == keep  # type: ignore[union-attr]
+    ack = read_ack(path)
+    assert ack is not None and ack.records == keep
     assert logcheck.verify(tmp_path).problem is None
 
     cluster = Cluster(ClusterConfig(data_dir=tmp_path, seed=1))  # starts again

@@ -14,7 +14,7 @@ import types
 import typing
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Protocol, TypeGuard
 
 import kubernetes.client.models as client_models
 import pydantic
@@ -391,6 +391,7 @@ def test_generator_output_ignores_schema_order() -> None:
                     reason="ruff not installed in the venv")
 def test_generated_modules_are_ruff_clean() -> None:
     ruff = shutil.which("ruff", path=str(Path(sys.executable).parent))
+    assert ruff is not None
     files = [str(MODELS_DIR / f"{mod.__name__.rsplit('.', 1)[1]}.py") for mod in m.MODULES]
     result = subprocess.run([ruff, "check", "--no-cache", *files], capture_output=True,
                             text=True, cwd=ROOT)
@@ -438,9 +439,24 @@ def test_every_model_has_a_docstring() -> None:
 # --------------------------------------------------------------------------- parity
 
 
-def _client_classes() -> dict[str, type]:
-    return {name: cls for name, cls in inspect.getmembers(client_models, inspect.isclass)
-            if hasattr(cls, "attribute_map") and hasattr(cls, "openapi_types")}
+class ClientModel(Protocol):
+    """A model class of the kubernetes client: its generated field tables."""
+
+    attribute_map: ClassVar[dict[str, str]]
+    """Python attribute name to JSON name."""
+    openapi_types: ClassVar[dict[str, str]]
+    """Python attribute name to the client's type expression (`List[V1Pod]`)."""
+
+
+def _is_client_model(obj: object) -> TypeGuard[type[ClientModel]]:
+    return inspect.isclass(obj) and hasattr(obj, "attribute_map") and hasattr(
+        obj, "openapi_types")
+
+
+def _client_classes() -> dict[str, type[ClientModel]]:
+    """The client's model classes by name."""
+    return {name: cls for name, cls in inspect.getmembers(client_models)
+            if _is_client_model(cls)}
 
 
 CLIENT = _client_classes()

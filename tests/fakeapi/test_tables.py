@@ -4,7 +4,7 @@ Accept negotiation."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 import pytest
@@ -533,7 +533,7 @@ def test_watch_events_after_the_first_omit_headers() -> None:
 
 @pytest.mark.parametrize("include", ["Metadata", "", None])
 def test_include_object_metadata(include: str | None) -> None:
-    rows = tables.table(KIND["Pod"], PODS, now=NOW, include_object=include)["rows"]  # type: ignore[arg-type]
+    rows = tables.table(KIND["Pod"], PODS, now=NOW, include_object=include)["rows"]
     assert rows[0]["object"] == {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
                                  "metadata": PODS[0]["metadata"]}
     assert rows[1]["object"]["metadata"]["namespace"] == "ns2"  # kubectl -A reads it here
@@ -565,14 +565,21 @@ def test_v1beta1_table() -> None:
     assert got["rows"][0]["object"]["apiVersion"] == "meta.k8s.io/v1beta1"
 
 
+class TableOptions(TypedDict, total=False):
+    """The options of `tables.table` the bad-option cases set."""
+
+    include_object: str
+    table_version: str
+
+
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"include_object": "Everything"}, 'unrecognized includeObject value: "Everything"'),
     ({"include_object": "metadata"}, 'unrecognized includeObject value: "metadata"'),
     ({"table_version": "v2"}, "unsupported Table version"),
 ])
-def test_table_rejects_bad_options(kwargs: dict[str, str], message: str) -> None:
+def test_table_rejects_bad_options(kwargs: TableOptions, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        tables.table(KIND["Pod"], PODS, now=NOW, **kwargs)  # type: ignore[arg-type]
+        tables.table(KIND["Pod"], PODS, now=NOW, **kwargs)
 
 
 @pytest.mark.parametrize(("value", "expected"), [

@@ -157,8 +157,9 @@ def test_ca_cert(pki: Pki) -> None:
     assert ca.subject.rfc4514_string() == "CN=fakeapi-ca"
     assert ca.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
     assert ca.extensions.get_extension_for_class(x509.KeyUsage).value.key_cert_sign
-    assert isinstance(ca.public_key(), ec.EllipticCurvePublicKey)
-    assert ca.public_key().curve.name == "secp256r1"
+    key = ca.public_key()
+    assert isinstance(key, ec.EllipticCurvePublicKey)
+    assert key.curve.name == "secp256r1"
     lifetime = ca.not_valid_after_utc - ca.not_valid_before_utc
     assert lifetime >= datetime.timedelta(days=3650)
 

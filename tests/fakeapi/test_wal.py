@@ -398,7 +398,8 @@ async def test_io_error_reaches_every_waiter_and_poisons_the_log(
     lost = [wal.append(b"lost-%d" % i) for i in range(20)]
     results = await asyncio.gather(*(wal.sync(s) for s in lost), return_exceptions=True)
     assert all(isinstance(r, WalError) for r in results), results
-    assert isinstance(results[0].__cause__, OSError)
+    first = results[0]
+    assert isinstance(first, WalError) and isinstance(first.__cause__, OSError)
     monkeypatch.undo()
 
     assert wal.durable_seq == durable[-1]

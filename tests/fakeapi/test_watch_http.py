@@ -57,8 +57,10 @@ async def test_a_namespace_watch_outlives_configmap_writes(aiohttp_client: Any,
     start = cluster.store.revision
     watch = await open_watch(api, NS, resourceVersion=str(start))
     if missed:
-        cluster.registry.create(cluster.kinds.by_id("namespaces"), "",  # type: ignore[arg-type]
-                                {"metadata": {"name": "missed"}}, RequestContext(user="t"))
+        namespaces = cluster.kinds.by_id("namespaces")
+        assert namespaces is not None
+        cluster.registry.create(namespaces, "", {"metadata": {"name": "missed"}},
+                                RequestContext(user="t"))
     _flood(cluster)
     assert cluster.store.log.oldest_revision > start
     await ok(api, "POST", NS, {"metadata": {"name": "later"}})

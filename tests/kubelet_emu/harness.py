@@ -11,6 +11,7 @@ from typing import Any
 from fakeapi.clock import VirtualClock
 from fakeapi.cluster import ClusterConfig
 from fakeapi.controlplane import ControlPlane
+from kubelet_emu.kubelet import Kubelet
 from kubelet_emu.profile import load_profile
 from kubelet_emu.settings import EmulatorSettings
 
@@ -47,9 +48,23 @@ async def emulated_plane(state: Path, *, components: str = "kubelet", nodes: int
         await plane.stop()
 
 
+def kubelet_of(plane: ControlPlane) -> Kubelet:
+    """The plane's emulated kubelets (its component named kubelet)."""
+    kubelet = plane.components["kubelet"]
+    assert isinstance(kubelet, Kubelet), type(kubelet)
+    return kubelet
+
+
 def condition(obj: dict[str, Any], type_: str) -> dict[str, Any] | None:
     """The status condition of `type_`, or None."""
     for c in (obj.get("status") or {}).get("conditions") or []:
         if c.get("type") == type_:
             return dict(c)
     return None
+
+
+def present_condition(obj: dict[str, Any], type_: str) -> dict[str, Any]:
+    """The status condition of `type_`, which the test expects the object to have."""
+    found = condition(obj, type_)
+    assert found is not None, f"no {type_} condition in {obj.get('status')}"
+    return found

@@ -13,15 +13,22 @@ from typing import Any
 import pytest
 
 from fakeapi.client import Client
+from fakeapi.controlplane import ControlPlane
 from kubelet_emu.metadata import read_stream
-from tests.kubelet_emu.harness import CLAIMS, WITH_SCHEDULING, device_index, emulated_plane
+from tests.kubelet_emu.harness import (
+    CLAIMS,
+    WITH_SCHEDULING,
+    device_index,
+    emulated_plane,
+    kubelet_of,
+)
 
 DEMO = "export; trap 'exit 0' TERM; sleep 9999 & wait"
 GPU = "gpu.example.com"
 NIC = "nic.example.com"
 
 
-def admin(plane: Any) -> Client:
+def admin(plane: ControlPlane) -> Client:
     return plane.cluster.client("test-admin")
 
 
@@ -55,8 +62,8 @@ def gpu_request(name: str = "gpu", index: int | None = None, **extra: Any) -> di
     return {"name": name, "exactly": exactly}
 
 
-def log_of(plane: Any, pod: str, container: str = "ctr0") -> str:
-    text = plane.components["kubelet"].container_log("default", pod, container)
+def log_of(plane: ControlPlane, pod: str, container: str = "ctr0") -> str:
+    text = kubelet_of(plane).container_log("default", pod, container)
     assert text is not None
     return text
 
@@ -70,7 +77,7 @@ def env_of(log: str) -> dict[str, str]:
     return out
 
 
-async def run(plane: Any, c: Client, pod_body: dict[str, Any]) -> dict[str, Any]:
+async def run(plane: ControlPlane, c: Client, pod_body: dict[str, Any]) -> dict[str, Any]:
     """Create the pod and let the control plane work; the pod as it ends up."""
     await c.create("pods", pod_body)
     await plane.settle()

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from fakeapi.client import Client
+from fakeapi.clock import VirtualClock
+from fakeapi.controlplane import ControlPlane
 from fakeapi.errors import ApiError
 from tests.kubelet_emu.harness import CLAIMS, LEASES, WITH_SCHEDULING, device_index, emulated_plane
 
@@ -19,11 +21,11 @@ NODE_FAULTS = "nodefaults.emulator.fakeapi.dev"
 GPU = "gpu.example.com"
 
 
-def admin(plane: Any) -> Client:
+def admin(plane: ControlPlane) -> Client:
     return plane.cluster.client("test-admin")
 
 
-async def gpu_pod(plane: Any, c: Client, *, script: str = "sleep 9999",
+async def gpu_pod(plane: ControlPlane, c: Client, *, script: str = "sleep 9999",
                   policy: str = "Always") -> None:
     """A pod using gpu-2 of worker-0 (picked by a selector), scheduled and running."""
     await c.create(CLAIMS, {"metadata": {"name": "g", "namespace": "default"},
@@ -79,6 +81,7 @@ async def test_a_silenced_device_turns_unknown_after_the_timeout(tmp_path: Path)
         c = admin(plane)
         await gpu_pod(plane, c)
         await c.create(DEVICE_FAULTS, fault("quiet", mode="StopReporting"))
+        assert isinstance(plane.clock, VirtualClock)
         await plane.clock.advance(25)
         assert (await health_of(c))[0]["resources"][0]["health"] == "Healthy"
         await plane.clock.advance(10)
@@ -94,6 +97,7 @@ async def test_a_fault_with_a_duration_heals_by_itself(tmp_path: Path) -> None:
         c = admin(plane)
         await gpu_pod(plane, c)
         await c.create(DEVICE_FAULTS, fault("blip", message="thermal", durationSeconds=60))
+        assert isinstance(plane.clock, VirtualClock)
         await plane.clock.advance(30)
         assert (await health_of(c))[0]["resources"][0]["health"] == "Unhealthy"
         await plane.clock.advance(31)
@@ -105,6 +109,7 @@ async def test_a_terminated_pods_health_is_not_updated(tmp_path: Path) -> None:
     async with emulated_plane(tmp_path, nodes=1, components=WITH_SCHEDULING) as plane:
         c = admin(plane)
         await gpu_pod(plane, c, script="sleep 5; exit 1", policy="Never")
+        assert isinstance(plane.clock, VirtualClock)
         await plane.clock.advance(6)
         assert (await c.get("pods", "p", "default"))["status"]["phase"] == "Running"  # sidecar
         await c.create(DEVICE_FAULTS, fault("late", message="too late"))
@@ -145,6 +150,7 @@ async def test_a_node_fault_stops_the_heartbeat_until_deleted(tmp_path: Path) ->
                                      "spec": {"nodeName": "worker-0"}})
         await plane.settle()
         before = (await c.get(LEASES, "worker-0", "kube-node-lease"))["spec"]["renewTime"]
+        assert isinstance(plane.clock, VirtualClock)
         await plane.clock.advance(60)
         assert (await c.get(LEASES, "worker-0", "kube-node-lease"))["spec"][
             "renewTime"] == before

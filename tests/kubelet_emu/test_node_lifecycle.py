@@ -12,15 +12,17 @@ from typing import Any
 import pytest
 
 from fakeapi.client import Client
+from fakeapi.clock import VirtualClock
+from fakeapi.controlplane import ControlPlane
 from fakeapi.errors import ApiError
-from tests.kubelet_emu.harness import condition, emulated_plane
+from tests.kubelet_emu.harness import condition, emulated_plane, present_condition
 
 NODE_FAULTS = "nodefaults.emulator.fakeapi.dev"
 COMPONENTS = "kubelet,node-lifecycle-controller,taint-eviction-controller"
 UNREACHABLE = "node.kubernetes.io/unreachable"
 
 
-def admin(plane: Any) -> Client:
+def admin(plane: ControlPlane) -> Client:
     return plane.cluster.client("test-admin")
 
 
@@ -61,9 +63,10 @@ async def test_a_node_fault_makes_the_node_unknown_and_evicts_its_pods(tmp_path:
         await plane.settle()
         await c.create(NODE_FAULTS, {"metadata": {"name": "w0-down"},
                                      "spec": {"nodeName": "worker-0"}})
+        assert isinstance(plane.clock, VirtualClock)
         await plane.clock.advance(45)
         node = await c.get("nodes", "worker-0")
-        assert condition(node, "Ready")["status"] == "True"  # type: ignore[index]
+        assert present_condition(node, "Ready")["status"] == "True"
         assert not node["spec"].get("taints")
         await plane.clock.advance(20)
         node = await c.get("nodes", "worker-0")
@@ -77,10 +80,10 @@ async def test_a_node_fault_makes_the_node_unknown_and_evicts_its_pods(tmp_path:
         assert sorted((t["key"], t["effect"]) for t in node["spec"]["taints"]) == [
             (UNREACHABLE, "NoExecute"), (UNREACHABLE, "NoSchedule")]
         other = await c.get("nodes", "worker-1")
-        assert condition(other, "Ready")["status"] == "True"  # type: ignore[index]
+        assert present_condition(other, "Ready")["status"] == "True"
         # the pods: not Ready; the impatient one evicted at once (Terminating: no kubelet)
         forever = await c.get("pods", "forever", "default")
-        assert condition(forever, "Ready")["status"] == "False"  # type: ignore[index]
+        assert present_condition(forever, "Ready")["status"] == "False"
         evicted = await c.get("pods", "impatient", "default")
         assert evicted["metadata"]["deletionTimestamp"]
         target = condition(evicted, "DisruptionTarget")
@@ -97,13 +100,13 @@ async def test_a_node_fault_makes_the_node_unknown_and_evicts_its_pods(tmp_path:
         await c.delete(NODE_FAULTS, "w0-down")
         await plane.clock.advance(10)
         node = await c.get("nodes", "worker-0")
-        assert condition(node, "Ready")["status"] == "True"  # type: ignore[index]
+        assert present_condition(node, "Ready")["status"] == "True"
         assert not node["spec"].get("taints")
         assert await exists(c, "impatient") is None
         assert await exists(c, "patient") is None
         forever = await c.get("pods", "forever", "default")
         assert forever["status"]["phase"] == "Running"
-        assert condition(forever, "Ready")["status"] == "True"  # type: ignore[index]
+        assert present_condition(forever, "Ready")["status"] == "True"
 
 
 async def test_a_node_that_never_reported_gets_the_startup_grace(tmp_path: Path) -> None:
@@ -111,6 +114,7 @@ async def test_a_node_that_never_reported_gets_the_startup_grace(tmp_path: Path)
         c = admin(plane)
         await c.create("nodes", {"metadata": {"name": "ghost", "labels": {
             "emulator.fakeapi.dev/managed": "false"}}})
+        assert isinstance(plane.clock, VirtualClock)
         await plane.clock.advance(55)
         assert condition(await c.get("nodes", "ghost"), "Ready") is None
         await plane.clock.advance(10)

@@ -6,12 +6,20 @@ from __future__ import annotations
 from pathlib import Path
 
 from fakeapi.client import Client
-from fakeapi.clock import parse_time
-from tests.kubelet_emu.harness import CLASSES, LEASES, SLICES, condition, emulated_plane
+from fakeapi.clock import VirtualClock, parse_time
+from fakeapi.controlplane import ControlPlane
+from tests.kubelet_emu.harness import (
+    CLASSES,
+    LEASES,
+    SLICES,
+    condition,
+    emulated_plane,
+    present_condition,
+)
 
 
-def admin(plane: object) -> Client:
-    return plane.cluster.client("test-admin")  # type: ignore[attr-defined]
+def admin(plane: ControlPlane) -> Client:
+    return plane.cluster.client("test-admin")
 
 
 async def test_configured_nodes_register_ready_with_a_kubelets_status(tmp_path: Path) -> None:
@@ -45,6 +53,7 @@ async def test_leases_are_renewed_every_ten_seconds_on_the_clock(tmp_path: Path)
         assert lease["spec"]["leaseDurationSeconds"] == 40
         assert lease["metadata"]["ownerReferences"][0]["kind"] == "Node"
         start = parse_time(lease["spec"]["renewTime"])
+        assert isinstance(plane.clock, VirtualClock)
         await plane.clock.advance(35)
         lease = await c.get(LEASES, "worker-0", "kube-node-lease")
         assert (parse_time(lease["spec"]["renewTime"]) - start).total_seconds() == 30
@@ -59,6 +68,7 @@ async def test_device_classes_are_installed_once_and_left_alone(tmp_path: Path) 
         assert {d["metadata"]["name"] for d in await c.list(CLASSES)} == {
             "gpu.example.com", "nic.example.com"}
         await c.delete(CLASSES, "nic.example.com")
+        assert isinstance(plane.clock, VirtualClock)
         await plane.clock.advance(60)
         assert {d["metadata"]["name"] for d in await c.list(CLASSES)} == {"gpu.example.com"}
 
@@ -76,7 +86,7 @@ async def test_nodes_clients_create_are_adopted_keeping_their_resources(tmp_path
         assert mine["metadata"]["labels"] == {"team": "a"}
         assert mine["status"]["capacity"] == {"cpu": "4", "memory": "8Gi", "pods": "20"}
         assert mine["status"]["allocatable"] == mine["status"]["capacity"]
-        assert condition(mine, "Ready")["status"] == "True"  # type: ignore[index]
+        assert present_condition(mine, "Ready")["status"] == "True"
         assert mine["spec"]["podCIDR"]
         assert await c.get(LEASES, "mine", "kube-node-lease")
         # no devices unless the node names a profile
@@ -90,12 +100,14 @@ async def test_opted_out_nodes_and_no_adoption_are_left_alone(tmp_path: Path) ->
         c = admin(plane)
         await c.create("nodes", {"metadata": {"name": "bare", "labels": {
             "emulator.fakeapi.dev/managed": "false"}}})
+        assert isinstance(plane.clock, VirtualClock)
         await plane.clock.advance(30)
         assert (await c.get("nodes", "bare")).get("status", {}).get("conditions") is None
         assert await c.list(LEASES, "kube-node-lease") == []
     async with emulated_plane(tmp_path, nodes=1, adopt=False) as plane:
         c = admin(plane)
         await c.create("nodes", {"metadata": {"name": "other"}})
+        assert isinstance(plane.clock, VirtualClock)
         await plane.clock.advance(30)
         assert "conditions" not in ((await c.get("nodes", "other")).get("status") or {})
         assert [x["metadata"]["name"] for x in await c.list(LEASES, "kube-node-lease")] == [
@@ -107,6 +119,7 @@ async def test_a_deleted_node_is_not_registered_again_and_its_slices_go(tmp_path
                               components="kubelet,garbage-collector") as plane:
         c = admin(plane)
         await c.delete("nodes", "worker-1")
+        assert isinstance(plane.clock, VirtualClock)
         await plane.clock.advance(30)
         assert [n["metadata"]["name"] for n in await c.list("nodes")] == ["worker-0"]
         assert {s["spec"]["nodeName"] for s in await c.list(SLICES)} == {"worker-0"}
@@ -121,6 +134,7 @@ async def test_a_restart_on_the_same_log_keeps_the_nodes(tmp_path: Path) -> None
         await plane.supervisor.stop()
         plane.supervisor.start()
         await plane.settle()
+        assert isinstance(plane.clock, VirtualClock)
         await plane.clock.advance(15)
         assert {n["metadata"]["name"]: n["metadata"]["uid"]
                 for n in await c.list("nodes")} == before

@@ -13,8 +13,9 @@ import grpc
 import pytest
 
 from fakeapi.client import Client
+from fakeapi.controlplane import ControlPlane
 from kubelet_emu import podresources as pr
-from tests.kubelet_emu.harness import CLAIMS, WITH_SCHEDULING, emulated_plane
+from tests.kubelet_emu.harness import CLAIMS, WITH_SCHEDULING, emulated_plane, kubelet_of
 
 GPU = "gpu.example.com"
 
@@ -48,7 +49,7 @@ def test_decode_reads_what_encode_writes_and_skips_unknown_fields() -> None:
         pr.decode("CDIDevice", bytes([0x0A, 5, 1]) + bytes([0x80]))
 
 
-async def run_gpu_pod(plane: Any) -> None:
+async def run_gpu_pod(plane: ControlPlane) -> None:
     """A pod with a claim for two GPUs, scheduled (the first two of the empty node's pool:
     gpu-0 and gpu-1) and running."""
     c: Client = plane.cluster.client("test-admin")
@@ -76,7 +77,7 @@ def expected_dynamic(uid: str) -> list[dict[str, Any]]:
 async def test_list_and_get_report_the_dra_devices(tmp_path: Path) -> None:
     async with emulated_plane(tmp_path, nodes=1, components=WITH_SCHEDULING) as plane:
         await run_gpu_pod(plane)
-        kubelet = plane.components["kubelet"]
+        kubelet = kubelet_of(plane)
         lister = pr.Lister(lambda: kubelet.pod_views("worker-0"), lambda: 4)
         uid = (await plane.cluster.client("a").get(CLAIMS, "g", "default"))["metadata"]["uid"]
         listed = lister.list({})

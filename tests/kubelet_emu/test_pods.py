@@ -10,14 +10,16 @@ from typing import Any
 import pytest
 
 from fakeapi.client import Client
+from fakeapi.clock import VirtualClock
 from fakeapi.columns import summarize_pod
+from fakeapi.controlplane import ControlPlane
 from fakeapi.errors import ApiError
-from tests.kubelet_emu.harness import condition, emulated_plane
+from tests.kubelet_emu.harness import condition, emulated_plane, kubelet_of, present_condition
 
 DEMO = "export; trap 'exit 0' TERM; sleep 9999 & wait"
 
 
-def admin(plane: Any) -> Client:
+def admin(plane: ControlPlane) -> Client:
     return plane.cluster.client("test-admin")
 
 
@@ -77,7 +79,7 @@ async def test_commands_that_exit_end_the_pod(tmp_path: Path, script: str, polic
         terminated = status["containerStatuses"][0]["state"]["terminated"]
         assert terminated["exitCode"] == code
         assert terminated["reason"] == ("Completed" if code == 0 else "Error")
-        assert condition({"status": status}, "Ready")["reason"] == "PodCompleted"  # type: ignore[index]
+        assert present_condition({"status": status}, "Ready")["reason"] == "PodCompleted"
 
 
 async def test_a_failing_container_restarts_after_a_back_off(tmp_path: Path) -> None:
@@ -85,6 +87,7 @@ async def test_a_failing_container_restarts_after_a_back_off(tmp_path: Path) -> 
         c = admin(plane)
         await c.create("pods", pod("crash", command=["sh", "-c", "sleep 5; exit 1"]))
         await plane.settle()
+        assert isinstance(plane.clock, VirtualClock)
         await plane.clock.advance(6)
         cs = (await get_pod(c, "crash"))["status"]["containerStatuses"][0]
         assert cs["state"] == {"waiting": {"reason": "CrashLoopBackOff"}}
@@ -101,6 +104,7 @@ async def test_run_seconds_annotation_ends_a_service(tmp_path: Path) -> None:
         body = pod("timed", policy="Never")
         body["metadata"]["annotations"] = {"emulator.fakeapi.dev/run-seconds": "20"}
         await c.create("pods", body)
+        assert isinstance(plane.clock, VirtualClock)
         await plane.clock.advance(19)
         assert (await get_pod(c, "timed"))["status"]["phase"] == "Running"
         await plane.clock.advance(2)
@@ -123,6 +127,7 @@ async def test_graceful_deletion_waits_for_the_containers(tmp_path: Path) -> Non
         p = await get_pod(c, "stubborn")  # sleep ignores TERM: it waits for the deadline
         assert p["metadata"]["deletionTimestamp"]
         assert p["status"]["phase"] == "Running"
+        assert isinstance(plane.clock, VirtualClock)
         await plane.clock.advance(29)
         assert await get_pod(c, "stubborn")
         await plane.clock.advance(2)
@@ -152,8 +157,8 @@ async def test_conditions_the_kubelet_does_not_own_stay_to_the_end(tmp_path: Pat
         assert [cond["type"] for cond in last["status"]["conditions"]] == [
             "PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady",
             "DisruptionTarget"]
-        target = condition(last, "DisruptionTarget")
-        assert target is not None and target["reason"] == "EvictionByTest"
+        kept = condition(last, "DisruptionTarget")
+        assert kept is not None and kept["reason"] == "EvictionByTest"
 
 
 async def test_a_condition_written_while_the_kubelet_writes_is_kept(tmp_path: Path) -> None:
@@ -162,7 +167,7 @@ async def test_a_condition_written_while_the_kubelet_writes_is_kept(tmp_path: Pa
     refused and made again from the newer pod."""
     async with emulated_plane(tmp_path, nodes=1) as plane:
         c = admin(plane)
-        kubelet = plane.components["kubelet"]
+        kubelet = kubelet_of(plane)
         target = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByTest",
                   "message": "evicted by the test", "lastTransitionTime": None}
         raced: list[str] = []
@@ -201,6 +206,7 @@ async def test_a_shorter_grace_period_moves_the_deadline(tmp_path: Path) -> None
         await c.delete("pods", "p", "default")
         again = await c.delete("pods", "p", "default", grace_period_seconds=5)
         assert again["metadata"]["deletionGracePeriodSeconds"] == 5
+        assert isinstance(plane.clock, VirtualClock)
         await plane.clock.advance(6)
         with pytest.raises(ApiError):
             await get_pod(c, "p")
@@ -213,6 +219,7 @@ async def test_nodes_without_a_kubelet_keep_pods_pending_and_terminating(
         await c.create("nodes", {"metadata": {"name": "dead", "labels": {
             "emulator.fakeapi.dev/managed": "false"}}})
         await c.create("pods", pod("stuck", node="dead"))
+        assert isinstance(plane.clock, VirtualClock)
         await plane.clock.advance(60)
         p = await get_pod(c, "stuck")
         assert p["status"]["phase"] == "Pending"
@@ -246,6 +253,7 @@ async def test_init_containers_run_first(tmp_path: Path) -> None:
         status = (await get_pod(c, "with-init"))["status"]
         assert status["phase"] == "Pending"
         assert "running" in status["initContainerStatuses"][0]["state"]
+        assert isinstance(plane.clock, VirtualClock)
         await plane.clock.advance(4)
         status = (await get_pod(c, "with-init"))["status"]
         assert status["phase"] == "Running"

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from fakeapi.client import Client
+from fakeapi.controlplane import ControlPlane
 from kubelet_emu.profile import shipped_profiles
 from tests.conftest import ROOT
 from tests.kubelet_emu.harness import SLICES, emulated_plane
@@ -22,7 +23,7 @@ UPDATE = os.environ.get("FAKEAPI_UPDATE_GOLDEN") == "1"
 """Set to 1 to rewrite the golden files from what is published now."""
 
 
-def admin(plane: Any) -> Client:
+def admin(plane: ControlPlane) -> Client:
     return plane.cluster.client("test-admin")
 
 

@@ -13,6 +13,7 @@ from fakeapi.client import Client
 from fakeapi.clock import VirtualClock
 from fakeapi.controlplane import ControlPlane
 from fakeapi.errors import ApiError
+from scheduler.scheduler import Scheduler
 from tests.controllers.harness import running_plane
 
 Obj = dict[str, Any]
@@ -75,8 +76,16 @@ async def scheduled(plane: ControlPlane, admin: Client, name: str) -> Obj:
 
 
 def condition(p: Obj) -> Obj | None:
+    """The pod's PodScheduled condition, or None."""
     return next((c for c in (p.get("status") or {}).get("conditions") or []
                  if c["type"] == "PodScheduled"), None)
+
+
+def scheduled_condition(p: Obj) -> Obj:
+    """The pod's PodScheduled condition, which the test expects it to have."""
+    found = condition(p)
+    assert found is not None, f"no PodScheduled condition in {p.get('status')}"
+    return found
 
 
 async def events(admin: Client, name: str) -> list[tuple[str, str, str]]:
@@ -89,7 +98,7 @@ async def test_a_pod_is_bound_with_an_event(plane: ControlPlane, admin: Client) 
     await admin.create("pods", pod("web"))
     p = await scheduled(plane, admin, "web")
     assert p["spec"]["nodeName"] == "n1"
-    assert condition(p) is not None and condition(p)["status"] == "True"  # type: ignore[index]
+    assert scheduled_condition(p)["status"] == "True"
     assert await events(admin, "web") == [
         ("Normal", "Scheduled", "Successfully assigned default/web to n1")]
 
@@ -101,7 +110,7 @@ async def test_no_nodes_then_a_node(plane: ControlPlane, admin: Client) -> None:
     assert condition(p) == {"type": "PodScheduled", "status": "False",
                             "reason": "Unschedulable",
                             "message": "no nodes available to schedule pods",
-                            "lastTransitionTime": condition(p)["lastTransitionTime"]}  # type: ignore[index]
+                            "lastTransitionTime": scheduled_condition(p)["lastTransitionTime"]}
     assert await events(admin, "web") == [
         ("Warning", "FailedScheduling", "no nodes available to schedule pods")]
     await admin.create("nodes", node("n1"))
@@ -122,7 +131,7 @@ async def test_reasons_and_a_label_change(plane: ControlPlane, admin: Client) ->
         {"key": "dedicated", "value": "ml", "effect": "NoSchedule"}]}})
     await admin.create("pods", pod("web", nodeSelector={"zone": "a"}))
     p = await scheduled(plane, admin, "web")
-    assert condition(p)["message"] == (  # type: ignore[index]
+    assert scheduled_condition(p)["message"] == (
         "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
         "1 node(s) had untolerated taint {dedicated: ml}. preemption: 0/2 nodes are "
         "available: 2 Preemption is not helpful for scheduling.")
@@ -136,7 +145,7 @@ async def test_cpu_is_accounted_and_freed(plane: ControlPlane, admin: Client) ->
     await admin.create("pods", pod("b", cpu="600m"))
     a, b = await scheduled(plane, admin, "a"), await admin.get("pods", "b", NS)
     assert a["spec"]["nodeName"] == "n1" and "nodeName" not in b["spec"]
-    assert condition(b)["message"] == (  # type: ignore[index]
+    assert scheduled_condition(b)["message"] == (
         "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
         "1 No preemption victims found for incoming pod.")
     await admin.delete("pods", "a", NS, grace_period_seconds=0)  # no kubelet to confirm
@@ -209,10 +218,10 @@ async def test_devices_run_out(plane: ControlPlane, admin: Client) -> None:
     assert sorted(map(str, bound.values())) == ["None", "n1"]
     waiting = "a" if bound["a"] is None else "b"
     p = await admin.get("pods", waiting, NS)
-    assert condition(p)["message"] == (  # type: ignore[index]
+    assert scheduled_condition(p)["message"] == (
         "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, "
         "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
-    assert ("Warning", "FailedScheduling", condition(p)["message"]) in await events(  # type: ignore[index]
+    assert ("Warning", "FailedScheduling", scheduled_condition(p)["message"]) in await events(
         admin, waiting)
 
 
@@ -221,7 +230,7 @@ async def test_a_missing_class_is_named(plane: ControlPlane, admin: Client) -> N
     await admin.create(CLAIMS, claim("c", class_name="nope"))
     await admin.create("pods", pod("p", claims=[{"name": "gpu", "resourceClaimName": "c"}]))
     p = await scheduled(plane, admin, "p")
-    assert condition(p)["message"] == (  # type: ignore[index]
+    assert scheduled_condition(p)["message"] == (
         "0/1 nodes are available: request gpu: device class nope does not exist. no new "
         "claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not "
         "helpful for scheduling.")
@@ -300,7 +309,7 @@ async def test_a_binding_timeout_deallocates_and_retries(plane: ControlPlane,
     assert ("Warning", "FailedScheduling", TIMEOUT) in await events(admin, "p")
     p = await admin.get("pods", "p", NS)
     assert "nodeName" not in p["spec"]
-    assert condition(p)["reason"] == "SchedulerError"  # type: ignore[index]
+    assert scheduled_condition(p)["reason"] == "SchedulerError"
     again = (await admin.get(CLAIMS, "c", NS))["status"]["allocation"]["allocationTimestamp"]
     assert again > first  # deallocated, then allocated again by the retry
 
@@ -330,7 +339,8 @@ TIMEOUT = "binding timeout: the device binding conditions did not become true"
 
 def explain(plane: ControlPlane, name: str) -> Obj:
     scheduler = plane.components["scheduler"]
-    return scheduler.explain(NS, name)  # type: ignore[attr-defined, no-any-return]
+    assert isinstance(scheduler, Scheduler)
+    return scheduler.explain(NS, name)
 
 
 async def test_explain_names_each_nodes_first_filter_and_device_causes(
@@ -413,7 +423,7 @@ async def test_an_extended_resource_gets_the_special_claim(plane: ControlPlane,
     await admin.create("pods", second)
     q = await scheduled(plane, admin, "q")
     assert "nodeName" not in q["spec"]
-    assert "cannot allocate all claims" in condition(q)["message"]  # type: ignore[index]
+    assert "cannot allocate all claims" in scheduled_condition(q)["message"]
 
 
 async def test_a_device_plugin_node_is_left_to_node_resources_fit(plane: ControlPlane,

@@ -109,7 +109,8 @@ async def test_a_crash_is_logged_restarted_and_shown_in_readyz_and_metrics(
     [record] = [r for r in caplog.records if r.getMessage().startswith("component crashy")]
     assert record.exc_info is not None
     await plane.clock.advance(1.0)  # restarted: resyncs what the informer holds
-    assert plane.components["crashy"].reconciled == ["default/x"]
+    crashy = plane.components["crashy"]
+    assert isinstance(crashy, Crashy) and crashy.reconciled == ["default/x"]
     reply = await api.get("/readyz", params={"verbose": ""})
     assert reply.status == 200 and (await reply.text()).endswith("readyz check passed\n")
     metrics = await (await api.get("/metrics")).text()

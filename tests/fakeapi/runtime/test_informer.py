@@ -186,13 +186,15 @@ async def test_a_typed_view_parses_models_once_per_version(
     await clock.run_until_settled()
     gpu = view.get("gpu")
     assert isinstance(gpu, DeviceClass)
+    assert gpu.spec and gpu.spec.selectors and gpu.spec.selectors[0].cel
     assert gpu.spec.selectors[0].cel.expression == 'device.driver == "gpu.example.com"'
     assert view.get("gpu") is gpu, "parsed once per resourceVersion"
     await client.patch("deviceclasses.resource.k8s.io", "gpu", {"metadata": {
         "labels": {"tier": "a"}}})
     await clock.run_until_settled()
     [changed] = view.list()
-    assert changed is not gpu and changed.metadata.labels == {"tier": "a"}
+    assert changed is not gpu and changed.metadata
+    assert changed.metadata.labels == {"tier": "a"}
     await client.delete("deviceclasses.resource.k8s.io", "gpu")
     await clock.run_until_settled()
     assert view.list() == [] and view.get("gpu") is None

@@ -18,7 +18,7 @@ from scheduler.allocator import (
 )
 
 Obj = dict[str, Any]
-NODE = {"metadata": {"name": "node-1", "labels": {"zone": "a"}}}
+NODE: Obj = {"metadata": {"name": "node-1", "labels": {"zone": "a"}}}
 
 
 def gpu_class(expression: str = 'device.driver == "gpu.example.com"') -> Obj:
@@ -141,7 +141,7 @@ def test_cel_results_survive_an_update_that_keeps_the_devices(
         inv: Inventory, monkeypatch: pytest.MonkeyPatch) -> None:
     run(inv, claim=gpu_claim("both", count=2))
     counter = CountingMatches(monkeypatch)
-    tainted = [{"name": "gpu-0", "taints": [{"key": "k", "effect": "NoSchedule"}]},
+    tainted: list[Obj] = [{"name": "gpu-0", "taints": [{"key": "k", "effect": "NoSchedule"}]},
                {"name": "gpu-1"}]
     inv.set_slice(gpu_slice(tainted, rv="2"))
     assert devices_of(run(inv)) == ["gpu-1"]
