@@ -111,6 +111,11 @@ class Kubelet(Controller[Key]):
         self._cdi: dict[str, cdi.Registry] = {}
         self._servers: dict[str, Any] = {}
 
+    def ready(self) -> bool:
+        """Informers synced and every emulated node of the settings registered (the server's
+        ready line waits for it, so `kubectl get nodes` right after it lists them)."""
+        return super().ready() and all(n in self.nodes for n in self.settings.node_names())
+
     # ----- identities -------------------------------------------------------------------
 
     def node_client(self, account: str, node: str | None) -> Any:

@@ -64,6 +64,7 @@ def wait_health(k: Kubectl, want: str, timeout: float = 30) -> list[dict[str, An
 
 def test_a_device_fault_shows_in_the_pod_and_deleting_it_heals(
         k: Kubectl, srv: ServerProcess) -> None:
+    k("wait", "--for=create", "node/worker-0", "--timeout=30s")  # registers after the ready line
     k("wait", "--for=condition=Ready", "node/worker-0", "--timeout=30s")
     k("apply", "-f", "-", input=yaml.safe_dump_all(manifest(SCENARIO)))
     k("wait", "--for=condition=Ready", "pod/pod0", "-n", "faults", "--timeout=60s")

@@ -31,6 +31,9 @@ def kubectl(tmp_path_factory: pytest.TempPathFactory, kubectl_binary: str) -> It
     """`fakeapi serve` as the README's first command runs it: the default emulated cluster."""
     srv: ServerProcess = start_server(tmp_path_factory.mktemp("loop"))
     k = Kubectl(kubectl_binary, srv.kubeconfig)
+    # the emulated nodes register just after the ready line: wait for them to exist first
+    for node in ("worker-0", "worker-1"):
+        k("wait", "--for=create", f"node/{node}", "--timeout=30s")
     k("wait", "--for=condition=Ready", "node/worker-0", "node/worker-1", "--timeout=30s")
     yield k
     assert srv.stop() == 0
