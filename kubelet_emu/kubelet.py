@@ -37,7 +37,7 @@ from kubelet_emu.health import DeviceKey, HealthCache, resource_status
 from kubelet_emu.inventory import inventory
 from kubelet_emu.node_state import NodeState
 from kubelet_emu.plugin import Health
-from kubelet_emu.pods import PodRecord, PodWorker
+from kubelet_emu.pods import PodRecord, PodWorker, claim_refs, devices_for
 from kubelet_emu.profile import DriverProfile, NodeProfile, ProfileError, load_profile
 from kubelet_emu.settings import (
     INSTALLER_ACCOUNT,
@@ -186,17 +186,14 @@ class Kubelet(Controller[Key]):
             containers = []
             for run in record.runs():
                 claims = []
-                for ref in (run.spec.get("resources") or {}).get("claims") or []:
-                    claim = by_name.get(ref.get("name"))
+                for name, request in claim_refs(run.spec, record.mappings):
+                    claim = by_name.get(name)
                     if claim is None:
                         continue
-                    request = ref.get("request") or ""
                     devices = tuple(
                         podresources.DeviceView(driver, d.pool_name, d.device_name, d.share_id,
                                                 d.cdi_device_ids)
-                        for driver, ds in claim.devices.items() for d in ds
-                        if not request or any(r == request or r.startswith(request + "/")
-                                              for r in d.request_names))
+                        for driver, d in devices_for(claim, request))
                     claims.append((claim.claim.name, claim.claim.namespace, devices))
                 containers.append(podresources.ContainerView(run.name, tuple(claims)))
             views.append(podresources.PodView(record.name, record.namespace, tuple(containers)))
@@ -372,11 +369,8 @@ class Kubelet(Controller[Key]):
                 if claim is None:
                     continue
                 request = ref.get("request") or ""
-                keys = list(dict.fromkeys(
-                    (driver, d.pool_name, d.device_name)
-                    for driver, devices in claim.devices.items() for d in devices
-                    if not request or any(r == request or r.startswith(request + "/")
-                                          for r in d.request_names)))
+                keys = list(dict.fromkeys((driver, d.pool_name, d.device_name)
+                                          for driver, d in devices_for(claim, request)))
                 if keys:
                     name = f"claim:{claim.pod_claim}" + (f"/{request}" if request else "")
                     entries.append(resource_status(

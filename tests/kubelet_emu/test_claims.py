@@ -14,7 +14,13 @@ import pytest
 
 from fakeapi.client import Client
 from kubelet_emu.metadata import read_stream
-from tests.kubelet_emu.harness import CLAIMS, WITH_SCHEDULING, device_index, emulated_plane
+from tests.kubelet_emu.harness import (
+    CLAIMS,
+    CLASSES,
+    WITH_SCHEDULING,
+    device_index,
+    emulated_plane,
+)
 
 DEMO = "export; trap 'exit 0' TERM; sleep 9999 & wait"
 GPU = "gpu.example.com"
@@ -318,3 +324,46 @@ async def test_the_nic_writes_network_status_and_deferred_metadata(tmp_path: Pat
         assert first["metadata"]["generation"] == 2  # the deferred network data
         assert first["requests"][0]["devices"][0]["networkData"] == network
         assert nic["metadata"]["uid"] == first["metadata"]["uid"]
+
+
+async def test_extended_resources_get_the_devices_of_their_mapped_requests(
+        tmp_path: Path) -> None:
+    """DRAExtendedResource: the scheduler made the pod's special claim; the kubelet prepares it
+    like any claim and gives each container (an init container too) the devices of the
+    requests `status.extendedResourceClaimStatus.requestMappings` map to it."""
+    async with emulated_plane(tmp_path, nodes=1, components=WITH_SCHEDULING) as plane:
+        c = admin(plane)
+        gpu_class = await c.get(CLASSES, GPU)
+        gpu_class["spec"]["extendedResourceName"] = "example.com/gpu"
+        await c.update(CLASSES, gpu_class)
+
+        def asks(name: str, gpus: int) -> dict[str, Any]:
+            return {"name": name, "image": "ubuntu:22.04", "command": ["bash", "-c"],
+                    "args": [DEMO if name == "main" else "export"],
+                    "resources": {"limits": {"example.com/gpu": str(gpus)}}}
+        p = await run(plane, c, {"metadata": {"name": "xr", "namespace": "default"}, "spec": {
+            "initContainers": [asks("setup", 1)], "containers": [asks("main", 2)]}})
+        assert p["status"]["phase"] == "Running"
+        status = p["status"]["extendedResourceClaimStatus"]
+        special = await c.get(CLAIMS, status["resourceClaimName"], "default")
+        by_request: dict[str, list[str]] = {}
+        for r in special["status"]["allocation"]["devices"]["results"]:
+            by_request.setdefault(r["request"], []).append(r["device"])
+        for container in ("setup", "main"):
+            [request] = [m["requestName"] for m in status["requestMappings"]
+                         if m["containerName"] == container]
+            gpus = sorted(v for k, v in env_of(log_of(plane, "xr", container)).items()
+                          if k.startswith("GPU_DEVICE_") and v.startswith("gpu-"))
+            assert gpus == sorted(by_request[request]), container
+        assert len(by_request["container-1-request-0"]) == 2
+        # what PodResources reports for the container: the special claim's devices
+        [view] = [v for v in plane.components["kubelet"].pod_views("worker-0") if v.name == "xr"]
+        main = next(ct for ct in view.containers if ct.name == "main")
+        [(claim_name, _, devices)] = main.claims
+        assert claim_name == special["metadata"]["name"]
+        assert sorted(d.device for d in devices) == sorted(by_request["container-1-request-0"])
+        # unprepared with the pod: its CDI spec goes
+        await c.delete("pods", "xr", "default")
+        await plane.settle()
+        cdi_dir = tmp_path / "nodes" / "worker-0" / "var" / "run" / "cdi"
+        assert not list(cdi_dir.glob(f"*{special['metadata']['uid']}*"))
