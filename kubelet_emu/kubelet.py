@@ -11,7 +11,9 @@ extra) registers the Node, renews its Lease and runs its pods; the node's fake D
 - `("slices", node, driver)`: publish the driver's pool (and repair manual edits);
 - `("classes",)`: install the drivers' DeviceClasses, as their Helm charts would;
 - `("pod", namespace/name)`: run a pod bound to one of the nodes (`kubelet_emu.pods`);
-- `("faults", node)`: apply the DeviceFaults and NodeFaults that name the node.
+- `("faults", node)`: apply the DeviceFaults and NodeFaults that name the node;
+- `("binding", node, driver, namespace/name)`: the driver's controller sets the binding
+  conditions of its devices in an allocated claim (its BindingConditions plugin).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from kubelet_emu.drivers import FakeDriver
 from kubelet_emu.health import DeviceKey, HealthCache, resource_status
 from kubelet_emu.inventory import inventory
 from kubelet_emu.node_state import NodeState
-from kubelet_emu.plugin import Health
+from kubelet_emu.plugin import Claim, Health
 from kubelet_emu.pods import PodRecord, PodWorker, claim_refs, devices_for
 from kubelet_emu.profile import DriverProfile, NodeProfile, ProfileError, load_profile
 from kubelet_emu.settings import (
@@ -144,8 +146,26 @@ class Kubelet(Controller[Key]):
 
     def _claim_keys(self, type_: str, obj: Obj, old: Obj | None) -> Iterable[Key]:
         meta = obj["metadata"]
-        return [("pod", k) for k in self.pods.claim_changed(meta.get("namespace", ""),
-                                                           meta["name"])]
+        keys: list[Key] = [("pod", k) for k in self.pods.claim_changed(
+            meta.get("namespace", ""), meta["name"])]
+        if type_ != "DELETED":
+            keys += self._binding_keys(obj)
+        return keys
+
+    def _binding_keys(self, claim: Obj) -> list[Key]:
+        """`("binding", node, driver, namespace/name)` for each driver of ours whose
+        controller satisfies binding conditions still unmet in the claim."""
+        status = claim.get("status") or {}
+        results = ((status.get("allocation") or {}).get("devices") or {}).get("results") or []
+        keys: list[Key] = []
+        for node, driver in sorted({(r.get("pool", ""), r.get("driver", "")) for r in results
+                                    if r.get("bindingConditions")}):
+            state = self.nodes.get(node)
+            plugin = state.plugins.get(driver) if state is not None else None
+            if plugin is not None and plugin.satisfies_binding_conditions and \
+                    plugin.unsatisfied_bindings(status):
+                keys.append(("binding", node, driver, object_key(claim)))
+        return keys
 
     def _fault_keys(self, type_: str, obj: Obj, old: Obj | None) -> Iterable[Key]:
         nodes_named = set(_fault_node(obj)) | (set(_fault_node(old)) if old else set())
@@ -235,6 +255,8 @@ class Kubelet(Controller[Key]):
             await self.pods.sync(key[1])
         elif kind == "faults":
             await self.apply_faults(key[1])
+        elif kind == "binding":
+            await self.satisfy_bindings(key[1], key[2], key[3])
 
     # ----- nodes ------------------------------------------------------------------------
 
@@ -526,6 +548,19 @@ class Kubelet(Controller[Key]):
                 self.queue.add(("lease", name))
                 return
         self.queue.add_after(("lease", name), nodes.LEASE_RENEW_SECONDS)
+
+    # ----- the drivers' controllers -------------------------------------------------------
+
+    async def satisfy_bindings(self, node: str, driver: str, key: str) -> None:
+        """Let the driver's controller set the binding conditions of the claim `key`."""
+        state = self.nodes.get(node)
+        plugin = state.plugins.get(driver) if state is not None else None
+        namespace, _, name = key.partition("/")
+        claim = self.claim_informer.cache.get(name, namespace)
+        if plugin is None or claim is None:
+            return
+        await plugin.satisfy_binding_conditions(Claim(namespace=namespace, name=name,
+                                                      uid=claim["metadata"]["uid"]))
 
     # ----- DeviceClasses ----------------------------------------------------------------
 

@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from fakeapi.client import Client
 from kubelet_emu.metadata import read_stream
 from tests.kubelet_emu.harness import (
     CLAIMS,
     CLASSES,
+    SLICES,
     WITH_SCHEDULING,
     device_index,
     emulated_plane,
@@ -367,3 +369,61 @@ async def test_extended_resources_get_the_devices_of_their_mapped_requests(
         await plane.settle()
         cdi_dir = tmp_path / "nodes" / "worker-0" / "var" / "run" / "cdi"
         assert not list(cdi_dir.glob(f"*{special['metadata']['uid']}*"))
+
+
+def binding_profile(tmp_path: Path, *, plugins: list[str], device_status: bool) -> str:
+    """A profile file: the example GPUs with binding conditions, and these controller
+    plugins."""
+    path = tmp_path / "binding.yaml"
+    path.write_text(yaml.safe_dump({"name": "binding", "drivers": [{
+        "name": GPU, "type": "example-gpu", "count": 2, "bindingConditions": True,
+        "deviceStatus": device_status, "controllerPlugins": plugins}]}))
+    return str(path)
+
+
+@pytest.mark.parametrize("device_status", [False, True], ids=["conditions", "with-data"])
+async def test_the_drivers_controller_satisfies_binding_conditions(
+        tmp_path: Path, device_status: bool) -> None:
+    """The example driver's BindingConditions plugin sets each allocated device's condition
+    True, so the scheduler binds the pod; the device status written at prepare time keeps
+    the condition."""
+    profile = binding_profile(tmp_path, plugins=["BindingConditions"],
+                              device_status=device_status)
+    async with emulated_plane(tmp_path / "state", nodes=1, components=WITH_SCHEDULING,
+                              profile=profile) as plane:
+        c = admin(plane)
+        [published] = (await c.list(SLICES))[0]["spec"]["devices"][:1]
+        assert (published["bindingConditions"], published["bindingFailureConditions"]) == (
+            ["BindingConditions"], ["BindingFailureConditions"])
+        await c.create(CLAIMS, claim("bc", [gpu_request()]))
+        p = await run(plane, c, demo_pod("p", [{"name": "gpu", "resourceClaimName": "bc"}]))
+        assert (p["spec"]["nodeName"], p["status"]["phase"]) == ("worker-0", "Running")
+        stored = await c.get(CLAIMS, "bc", "default")
+        [result] = stored["status"]["allocation"]["devices"]["results"]
+        assert result["bindingConditions"] == ["BindingConditions"]
+        [entry] = stored["status"]["devices"]
+        assert (entry["driver"], entry["pool"], entry["device"]) == (
+            GPU, "worker-0", result["device"])
+        [cond] = entry["conditions"]
+        assert {k: cond[k] for k in ("type", "status", "reason", "message")} == {
+            "type": "BindingConditions", "status": "True", "reason": "Ready",
+            "message": "Device is ready"}
+        assert ("data" in entry) == device_status
+        assert env_of(log_of(plane, "p"))[f"GPU_DEVICE_{result['device'][4:]}"] == \
+            result["device"]
+
+
+async def test_without_the_controller_plugin_the_pod_waits_for_its_binding_conditions(
+        tmp_path: Path) -> None:
+    """bindingConditions published with no controller to satisfy them: the scheduler
+    allocates, reserves and waits (as for a driver author's own controller under test)."""
+    profile = binding_profile(tmp_path, plugins=[], device_status=False)
+    async with emulated_plane(tmp_path / "state", nodes=1, components=WITH_SCHEDULING,
+                              profile=profile) as plane:
+        c = admin(plane)
+        await c.create(CLAIMS, claim("bc", [gpu_request()]))
+        p = await run(plane, c, demo_pod("p", [{"name": "gpu", "resourceClaimName": "bc"}]))
+        assert "nodeName" not in p["spec"]
+        stored = await c.get(CLAIMS, "bc", "default")
+        assert stored["status"]["allocation"]["devices"]["results"][0]["bindingConditions"]
+        assert "devices" not in stored["status"]
