@@ -742,6 +742,8 @@ class PodWorker:
             record.terminating = True
             for run in record.runs():
                 if run.running and run.process is not None:
+                    # same as upstream's killContainer: an Event per container it stops
+                    await self._event(pod, state, "Killing", f"Stopping container {run.name}")
                     answer = run.process.terminate()
                     if answer is not None:
                         self._apply(record, run, answer)
