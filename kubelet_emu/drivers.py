@@ -194,7 +194,7 @@ class FakeDriver:
             for i, r in enumerate(results))
         self.prepared[uid] = Prepared(ref, results, devices)
         if self.driver.type == "example-gpu" and self.driver.device_status and results:
-            await self._write_device_status(ref, [self._gpu_status(r) for r in results])
+            await self._write_device_status(ref, [self._gpu_status(r) for r in results], claim)
         return devices
 
     def _metadata_device(self, result: Obj, network: Obj | None = None) -> Obj:
@@ -218,7 +218,8 @@ class FakeDriver:
             entry["shareID"] = result["shareID"]
         return entry
 
-    async def _write_device_status(self, ref: Claim, entries: list[Obj]) -> None:
+    async def _write_device_status(self, ref: Claim, entries: list[Obj],
+                                   claim: Obj | None = None) -> None:
         """Put these entries into the claim's status.devices: an entry of this driver for
         the same device (and share) is replaced, keeping the conditions the new one doesn't
         set (a binding condition stays True); other entries stay."""
@@ -237,17 +238,20 @@ class FakeDriver:
                     mine[_entry_key(old)] = {**new, "conditions": kept + list(
                         new.get("conditions") or ())}
             return out + list(mine.values())
-        await self._change_device_status(ref, change)
+        await self._change_device_status(ref, change, claim)
 
     async def _change_device_status(self, ref: Claim,
-                                    change: Callable[[Obj], list[Obj] | None]) -> None:
+                                    change: Callable[[Obj], list[Obj] | None],
+                                    claim: Obj | None = None) -> None:
         """Set the claim's status.devices to `change(status)` (None: nothing to write),
-        reading the claim again and retrying on conflicts."""
+        starting from `claim` as just read when given, reading it again on a conflict."""
         for _ in range(STATUS_RETRIES):
-            claim = await self.client.get(CLAIMS, ref.name, ref.namespace)
+            if claim is None:
+                claim = await self.client.get(CLAIMS, ref.name, ref.namespace)
             if claim["metadata"]["uid"] != ref.uid:
                 return
-            status = claim.setdefault("status", {})
+            claim = {**claim, "status": dict(claim.get("status") or {})}
+            status = claim["status"]
             devices = change(status)
             if devices is None:
                 return
@@ -258,6 +262,7 @@ class FakeDriver:
             except ApiError as e:
                 if e.code != 409:
                     raise
+                claim = None
 
     # ----- the driver's controller ------------------------------------------------------
 

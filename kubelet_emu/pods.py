@@ -359,7 +359,7 @@ def image_ref(image: str) -> tuple[str, str]:
 
 
 def _cond(type_: str, status: bool, since: str, reason: str = "") -> Obj:
-    c: Obj = {"type": type_, "status": "True" if status else "False", "lastProbeTime": None,
+    c: Obj = {"type": type_, "status": "True" if status else "False",
               "lastTransitionTime": since}
     if reason:
         c["reason"] = reason
@@ -387,9 +387,11 @@ def container_status(run: ContainerRun, health: list[Obj] | None = None) -> Obj:
 
 def _terminated(run: ContainerRun) -> Obj:
     code = run.exit_code or 0
-    return {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
-            "startedAt": run.started_at or None, "finishedAt": run.finished_at,
-            "containerID": run.container_id}
+    out: Obj = {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
+                "finishedAt": run.finished_at, "containerID": run.container_id}
+    if run.started_at:  # (null when it never started: the server's merge patch drops it)
+        out["startedAt"] = run.started_at
+    return out
 
 
 def phase_of(record: PodRecord) -> str:
@@ -415,7 +417,10 @@ def pod_status(pod: Obj, record: PodRecord, host_ip: str,
     ready = phase == "Running" and all(r.running for r in record.containers)
     # same as upstream's status manager: conditions the kubelet does not own (PodScheduled,
     # DisruptionTarget, readiness gates) are kept as they are
-    others = [c for c in status.get("conditions") or [] if c.get("type") not in KUBELET_CONDITIONS]
+    # (their null fields, as the scheduler writes `lastProbeTime: null`, are left out: the
+    # server's merge patch drops them, and the status must compare equal to what it keeps)
+    others = [{k: v for k, v in c.items() if v is not None}
+              for c in status.get("conditions") or [] if c.get("type") not in KUBELET_CONDITIONS]
     since = record.started
     conditions = [
         _cond("PodReadyToStartContainers", not record.finished, since),
