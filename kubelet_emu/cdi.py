@@ -10,7 +10,6 @@ does, so a container sees exactly what the files on disk say.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -106,8 +105,10 @@ class Registry:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self._cache: dict[Path, tuple[FileVersion, Obj | None]] = {}
-        self._index: dict[str, tuple[Path, Obj]] = {}
+        self._cache: dict[str, tuple[FileVersion, Obj | None]] = {}
+        """By file name: the version read and its spec (None when unreadable)."""
+        self._index: dict[str, tuple[str, Obj]] = {}
+        """Qualified device name → (file name, device)."""
 
     def _scan(self, *, recheck: bool) -> None:
         """Read the folder again: files gone are dropped, new ones parsed and, with
@@ -117,37 +118,39 @@ class Registry:
             names = sorted(n for n in os.listdir(self.folder) if n.endswith(".json"))
         except FileNotFoundError:
             names = []
-        cache: dict[Path, tuple[FileVersion, Obj | None]] = {}
+        cache: dict[str, tuple[FileVersion, Obj | None]] = {}
         for name in names:
-            path = self.folder / name
-            hit = self._cache.get(path)
+            hit = self._cache.get(name)
             if hit is None or recheck:
+                path = self.folder / name
                 version = _version(path)
                 if version is None:
                     continue
                 if hit is None or hit[0] != version:
                     try:
-                        doc: Obj | None = json.loads(path.read_bytes())
+                        doc: Obj | None = orjson.loads(path.read_bytes())
                     except (OSError, ValueError):
                         doc = None  # an unreadable spec is skipped, as the cdi cache does
-                    hit = (version, doc)
-            cache[path] = hit
-        index: dict[str, tuple[Path, Obj]] = {}
-        for path, (_, spec_doc) in cache.items():
-            for d in (spec_doc or {}).get("devices") or []:
-                index[qualified(str((spec_doc or {}).get("kind")), str(d.get("name")))] = (
-                    path, d)
+                    hit = (version, doc if isinstance(doc, dict) else None)
+            cache[name] = hit
+        index: dict[str, tuple[str, Obj]] = {}
+        for name, (_, spec_doc) in cache.items():
+            if spec_doc is None:
+                continue
+            kind = str(spec_doc.get("kind"))
+            for d in spec_doc.get("devices") or []:
+                index[qualified(kind, str(d.get("name")))] = (name, d)
         self._cache, self._index = cache, index
 
     def _fresh(self, wanted: list[str]) -> bool:
         """Whether the index knows every wanted name, from files still as it read them."""
-        paths = set()
+        files = set()
         for name in wanted:
             hit = self._index.get(name)
             if hit is None:
                 return False
-            paths.add(hit[0])
-        return all(_version(p) == self._cache[p][0] for p in paths)
+            files.add(hit[0])
+        return all(_version(self.folder / f) == self._cache[f][0] for f in files)
 
     def resolve(self, names: Iterable[str]) -> tuple[ContainerEdits, list[str]]:
         """The edits of fully qualified device names, and the names no spec defines."""

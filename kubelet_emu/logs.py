@@ -26,8 +26,9 @@ def append(path: Path, lines: list[tuple[dt.datetime, bool, str]]) -> None:
     """Append (time, stderr, text) lines to a CRI log file."""
     if not lines:
         return
-    text = "".join(f"{cri_time(t)} {'stderr' if stderr else 'stdout'} F {line}\n"
-                   for t, stderr, line in lines)
+    stamps: dict[dt.datetime, str] = {}  # (a batch shares its time: one strftime)
+    text = "".join(f"{stamps.get(t) or stamps.setdefault(t, cri_time(t))} "
+                   f"{'stderr' if stderr else 'stdout'} F {line}\n" for t, stderr, line in lines)
     try:
         f = path.open("a")
     except FileNotFoundError:
