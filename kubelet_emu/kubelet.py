@@ -112,13 +112,21 @@ class Kubelet(Controller[Key]):
         self.pods = PodWorker(self)
         self._cdi: dict[str, cdi.Registry] = {}
         self._servers: dict[str, Any] = {}
+        self._clients: dict[tuple[str, str | None], Any] = {}
 
     # ----- identities -------------------------------------------------------------------
 
     def node_client(self, account: str, node: str | None) -> Any:
-        """A client of `account` bound to `node` (falls back to the component's own)."""
+        """A client of `account` bound to `node` (falls back to the component's own), made
+        once per identity."""
         factory = self.ctx.client_for
-        return factory(account, node) if factory is not None else self.client
+        if factory is None:
+            return self.client
+        key = (account, node)
+        client = self._clients.get(key)
+        if client is None:
+            client = self._clients[key] = factory(account, node)
+        return client
 
     # ----- keys -------------------------------------------------------------------------
 
@@ -351,6 +359,8 @@ class Kubelet(Controller[Key]):
             for plugin in state.plugins.values():
                 plugin.stop()
             self.health.forget(name)
+        for key in [k for k in self._clients if k[1] == name]:
+            del self._clients[key]
 
     # ----- what pods need from the node --------------------------------------------------
 
