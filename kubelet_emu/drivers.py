@@ -73,8 +73,11 @@ class DeviceState:
 class FakeDriver:
     """One fake driver on one node (see the module docstring)."""
 
-    def __init__(self, *, inv: Inventory, root: Path, client: Client, clock: Clock) -> None:
+    def __init__(self, *, inv: Inventory, root: Path, client: Client, clock: Clock,
+                 cached: Callable[[str, str], Obj | None] | None = None) -> None:
         self.inventory = inv
+        self.cached = cached
+        """A watch-fed cache of claims (name, namespace → claim), read before the API."""
         self.driver = inv.driver
         self.driver_name = inv.driver.name
         self.node = inv.node
@@ -153,8 +156,17 @@ class FakeDriver:
                     error=f"error preparing devices for claim {ref.uid}: {e}")
         return out
 
+    async def _read_claim(self, ref: Claim) -> Obj:
+        """The claim to prepare: from the watch cache when it holds this one allocated (as
+        the kubelet just checked it), else read from the API."""
+        claim = self.cached(ref.name, ref.namespace) if self.cached is not None else None
+        if claim is not None and claim["metadata"].get("uid") == ref.uid and (
+                claim.get("status") or {}).get("allocation"):
+            return claim
+        return await self.client.get(CLAIMS, ref.name, ref.namespace)
+
     async def _prepare(self, ref: Claim) -> tuple[Device, ...]:
-        claim = await self.client.get(CLAIMS, ref.name, ref.namespace)
+        claim = await self._read_claim(ref)
         if claim["metadata"]["uid"] != ref.uid:
             raise ex.ConfigError(f"claim {ref.namespace}/{ref.name} has UID "
                                  f"{claim['metadata']['uid']}, not {ref.uid}")

@@ -307,7 +307,8 @@ class Kubelet(Controller[Key]):
         state.inventories = {d.name: inventory(d, name) for d in state.drivers()}
         state.plugins = {driver: FakeDriver(inv=inv, root=self.node_root(name),
                                             client=self.node_client(PLUGIN_ACCOUNT, name),
-                                            clock=self.clock)
+                                            clock=self.clock,
+                                            cached=self.claim_informer.cache.get)
                          for driver, inv in state.inventories.items()}
         for driver, plugin in state.plugins.items():
             state.health_stops.append(plugin.node_watch_resources(
