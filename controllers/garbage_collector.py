@@ -30,6 +30,9 @@ class GarbageCollector(Controller[str]):
         self.uids: dict[str, Ref] = {}  # uid → live object
         self.dependents: dict[str, set[Ref]] = {}  # owner uid → dependents
         self.owners: dict[Ref, list[str]] = {}  # dependent → owner uids
+        self.deleting: set[str] = set()
+        """Uids of live objects seen being deleted with the orphan or foreground finalizer:
+        the only owners a dependent's change concerns (as upstream's graph builder)."""
         for kind in self.client.resources():
             if "watch" in kind.verbs and "list" in kind.verbs:
                 self.watch(kind.resource_id, self._keys_of(kind.resource_id))
@@ -46,7 +49,8 @@ class GarbageCollector(Controller[str]):
         # a dependent changed or went: its owners may be waiting for it (Foreground)
         todo: list[str] = []
         for owner in self.owners.pop(ref, []):
-            todo.append(owner)
+            if owner in self.deleting or owner not in self.uids:
+                todo.append(owner)
             deps = self.dependents.get(owner)
             if deps is not None:
                 deps.discard(ref)
@@ -54,6 +58,7 @@ class GarbageCollector(Controller[str]):
                     del self.dependents[owner]
         if type_ == "DELETED":
             self.uids.pop(uid, None)
+            self.deleting.discard(uid)
             todo.append(uid)
             return todo
         self.uids[uid] = ref
@@ -66,7 +71,10 @@ class GarbageCollector(Controller[str]):
                     todo.append(owner)
         finalizers = meta.get("finalizers") or []
         if meta.get("deletionTimestamp") and (ORPHAN in finalizers or FOREGROUND in finalizers):
+            self.deleting.add(uid)
             todo.append(uid)
+        else:
+            self.deleting.discard(uid)
         return todo
 
     async def reconcile(self, key: str) -> None:
@@ -82,6 +90,8 @@ class GarbageCollector(Controller[str]):
                 for dep in dependents:
                     await self._owner_gone(dep, uid)
                 return
+            if uid not in self.deleting:
+                return  # nothing to finish: its deletion, once seen, brings it back
             owner = await self.client.get(*ref)
         except ApiError as e:
             if e.code == 404:

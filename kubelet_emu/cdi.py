@@ -10,7 +10,6 @@ does, so a container sees exactly what the files on disk say.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -38,11 +37,22 @@ def spec(kind: str, devices: Sequence[Obj], version: str | None = None) -> Obj:
 
 
 def write_atomically(path: Path, data: bytes, mode: int = 0o644) -> None:
-    """Replace `path` with `data` at once (write a temporary file, then rename it)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Replace `path` with `data` at once (write a temporary file with `mode`, then rename
+    it); the folder is made when it is missing."""
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    os.chmod(tmp, mode)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    try:
+        fd = os.open(tmp, flags, mode)
+    except FileNotFoundError:
+        os.makedirs(path.parent, exist_ok=True)
+        fd = os.open(tmp, flags, mode)
+    try:
+        os.fchmod(fd, mode)  # exactly `mode`, whatever the umask
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
     os.replace(tmp, path)
 
 
@@ -74,51 +84,90 @@ class ContainerEdits:
     mounts: tuple[Obj, ...] = ()
 
 
+FileVersion = tuple[int, int, int]
+"""(inode, size, mtime in ns): a file replaced by `write_atomically` gets a new inode."""
+
+
+def _version(path: Path) -> FileVersion | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
 class Registry:
-    """The runtime's view of a CDI folder: specs parsed once per file version."""
+    """The runtime's view of a CDI folder: specs parsed once per file version, and an index
+    of the devices they define. A lookup trusts the index while the files its devices came
+    from are unchanged; a name it doesn't know makes it look for new files, and a changed
+    or removed file (or a name still unknown) makes it check every file again, so a
+    container always sees what the files on disk say."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self._cache: dict[Path, tuple[float, Obj | None]] = {}
+        self._cache: dict[str, tuple[FileVersion, Obj | None]] = {}
+        """By file name: the version read and its spec (None when unreadable)."""
+        self._index: dict[str, tuple[str, Obj]] = {}
+        """Qualified device name → (file name, device)."""
 
-    def _specs(self) -> Iterable[Obj]:
+    def _scan(self, *, recheck: bool) -> None:
+        """Read the folder again: files gone are dropped, new ones parsed and, with
+        `recheck`, every known file's version checked (and the file parsed again if it
+        changed)."""
         try:
-            paths = sorted(p for p in self.folder.iterdir() if p.suffix == ".json")
+            names = sorted(n for n in os.listdir(self.folder) if n.endswith(".json"))
         except FileNotFoundError:
-            return []
-        out = []
-        for path in paths:
-            try:
-                mtime = path.stat().st_mtime
-            except FileNotFoundError:
+            names = []
+        cache: dict[str, tuple[FileVersion, Obj | None]] = {}
+        for name in names:
+            hit = self._cache.get(name)
+            if hit is None or recheck:
+                path = self.folder / name
+                version = _version(path)
+                if version is None:
+                    continue
+                if hit is None or hit[0] != version:
+                    try:
+                        doc: Obj | None = orjson.loads(path.read_bytes())
+                    except (OSError, ValueError):
+                        doc = None  # an unreadable spec is skipped, as the cdi cache does
+                    hit = (version, doc if isinstance(doc, dict) else None)
+            cache[name] = hit
+        index: dict[str, tuple[str, Obj]] = {}
+        for name, (_, spec_doc) in cache.items():
+            if spec_doc is None:
                 continue
-            hit = self._cache.get(path)
-            if hit is None or hit[0] != mtime:
-                try:
-                    doc: Obj | None = json.loads(path.read_bytes())
-                except (OSError, ValueError):
-                    doc = None  # an unreadable spec is skipped, as the cdi cache does
-                hit = self._cache[path] = (mtime, doc)
-            if hit[1] is not None:
-                out.append(hit[1])
-        return out
+            kind = str(spec_doc.get("kind"))
+            for d in spec_doc.get("devices") or []:
+                index[qualified(kind, str(d.get("name")))] = (name, d)
+        self._cache, self._index = cache, index
+
+    def _fresh(self, wanted: list[str]) -> bool:
+        """Whether the index knows every wanted name, from files still as it read them."""
+        files = set()
+        for name in wanted:
+            hit = self._index.get(name)
+            if hit is None:
+                return False
+            files.add(hit[0])
+        return all(_version(self.folder / f) == self._cache[f][0] for f in files)
 
     def resolve(self, names: Iterable[str]) -> tuple[ContainerEdits, list[str]]:
         """The edits of fully qualified device names, and the names no spec defines."""
         wanted = list(dict.fromkeys(names))
-        devices: dict[str, Obj] = {}
-        for doc in self._specs():
-            for d in doc.get("devices") or []:
-                devices[qualified(str(doc.get("kind")), str(d.get("name")))] = d
+        if not self._fresh(wanted):
+            self._scan(recheck=False)
+            if not self._fresh(wanted):
+                self._scan(recheck=True)
         env: list[str] = []
         mounts: list[Obj] = []
         missing = []
         for name in wanted:
-            device = devices.get(name)
-            if device is None:
+            hit = self._index.get(name)
+            if hit is None:
                 missing.append(name)
                 continue
-            edits = device.get("containerEdits") or {}
+            edits = hit[1].get("containerEdits") or {}
             env += edits.get("env") or []
             mounts += edits.get("mounts") or []
         return ContainerEdits(tuple(env), tuple(mounts)), missing

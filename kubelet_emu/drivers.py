@@ -39,6 +39,7 @@ from kubelet_emu.plugin import (
     PrepareResult,
     base_request,
 )
+from kubelet_emu.profile import BINDING_CONDITIONS_PLUGIN
 
 log = logging.getLogger(__name__)
 
@@ -72,8 +73,11 @@ class DeviceState:
 class FakeDriver:
     """One fake driver on one node (see the module docstring)."""
 
-    def __init__(self, *, inv: Inventory, root: Path, client: Client, clock: Clock) -> None:
+    def __init__(self, *, inv: Inventory, root: Path, client: Client, clock: Clock,
+                 cached: Callable[[str, str], Obj | None] | None = None) -> None:
         self.inventory = inv
+        self.cached = cached
+        """A watch-fed cache of claims (name, namespace → claim), read before the API."""
         self.driver = inv.driver
         self.driver_name = inv.driver.name
         self.node = inv.node
@@ -152,8 +156,17 @@ class FakeDriver:
                     error=f"error preparing devices for claim {ref.uid}: {e}")
         return out
 
+    async def _read_claim(self, ref: Claim) -> Obj:
+        """The claim to prepare: from the watch cache when it holds this one allocated (as
+        the kubelet just checked it), else read from the API."""
+        claim = self.cached(ref.name, ref.namespace) if self.cached is not None else None
+        if claim is not None and claim["metadata"].get("uid") == ref.uid and (
+                claim.get("status") or {}).get("allocation"):
+            return claim
+        return await self.client.get(CLAIMS, ref.name, ref.namespace)
+
     async def _prepare(self, ref: Claim) -> tuple[Device, ...]:
-        claim = await self.client.get(CLAIMS, ref.name, ref.namespace)
+        claim = await self._read_claim(ref)
         if claim["metadata"]["uid"] != ref.uid:
             raise ex.ConfigError(f"claim {ref.namespace}/{ref.name} has UID "
                                  f"{claim['metadata']['uid']}, not {ref.uid}")
@@ -193,7 +206,7 @@ class FakeDriver:
             for i, r in enumerate(results))
         self.prepared[uid] = Prepared(ref, results, devices)
         if self.driver.type == "example-gpu" and self.driver.device_status and results:
-            await self._write_device_status(ref, [self._gpu_status(r) for r in results])
+            await self._write_device_status(ref, [self._gpu_status(r) for r in results], claim)
         return devices
 
     def _metadata_device(self, result: Obj, network: Obj | None = None) -> Obj:
@@ -217,25 +230,95 @@ class FakeDriver:
             entry["shareID"] = result["shareID"]
         return entry
 
-    async def _write_device_status(self, ref: Claim, entries: list[Obj]) -> None:
-        """Replace this driver's entries of the claim's status.devices (other drivers'
-        entries stay), retrying on conflicts."""
-        mine = {(e["pool"], e["device"], e.get("shareID") or "") for e in entries}
+    async def _write_device_status(self, ref: Claim, entries: list[Obj],
+                                   claim: Obj | None = None) -> None:
+        """Put these entries into the claim's status.devices: an entry of this driver for
+        the same device (and share) is replaced, keeping the conditions the new one doesn't
+        set (a binding condition stays True); other entries stay."""
+        def change(status: Obj) -> list[Obj]:
+            mine = {_entry_key(e): e for e in entries}
+            out = []
+            for old in status.get("devices") or []:
+                new = mine.get(_entry_key(old)) if old.get("driver") == self.driver_name \
+                    else None
+                if new is None:
+                    out.append(old)
+                    continue
+                types = {c.get("type") for c in new.get("conditions") or ()}
+                kept = [c for c in old.get("conditions") or () if c.get("type") not in types]
+                if kept:
+                    mine[_entry_key(old)] = {**new, "conditions": kept + list(
+                        new.get("conditions") or ())}
+            return out + list(mine.values())
+        await self._change_device_status(ref, change, claim)
+
+    async def _change_device_status(self, ref: Claim,
+                                    change: Callable[[Obj], list[Obj] | None],
+                                    claim: Obj | None = None) -> None:
+        """Set the claim's status.devices to `change(status)` (None: nothing to write),
+        starting from `claim` as just read when given, reading it again on a conflict."""
         for _ in range(STATUS_RETRIES):
-            claim = await self.client.get(CLAIMS, ref.name, ref.namespace)
+            if claim is None:
+                claim = await self.client.get(CLAIMS, ref.name, ref.namespace)
             if claim["metadata"]["uid"] != ref.uid:
                 return
-            status = claim.setdefault("status", {})
-            kept = [d for d in status.get("devices") or []
-                    if d.get("driver") != self.driver_name
-                    or (d.get("pool"), d.get("device"), d.get("shareID") or "") not in mine]
-            status["devices"] = kept + entries
+            claim = {**claim, "status": dict(claim.get("status") or {})}
+            status = claim["status"]
+            devices = change(status)
+            if devices is None:
+                return
+            status["devices"] = devices
             try:
                 await self.client.update(CLAIMS, claim, subresource="status")
                 return
             except ApiError as e:
                 if e.code != 409:
                     raise
+                claim = None
+
+    # ----- the driver's controller ------------------------------------------------------
+
+    @property
+    def satisfies_binding_conditions(self) -> bool:
+        """Whether the driver's controller runs its BindingConditions plugin."""
+        return BINDING_CONDITIONS_PLUGIN in self.driver.controller_plugins
+
+    def unsatisfied_bindings(self, status: Obj) -> list[tuple[tuple[str, str, str], str]]:
+        """((driver, pool, device), condition) for each binding condition of this driver's
+        allocated devices in this pool that a claim's status.devices doesn't show True."""
+        results = ((status.get("allocation") or {}).get("devices") or {}).get("results") or []
+        true = {(d.get("driver"), d.get("pool"), d.get("device"), c.get("type"))
+                for d in status.get("devices") or () for c in d.get("conditions") or ()
+                if c.get("status") == "True"}
+        return [((r["driver"], r["pool"], r.get("device", "")), cond) for r in results
+                if r.get("driver") == self.driver_name and r.get("pool") == self.inventory.pool
+                for cond in r.get("bindingConditions") or ()
+                if (r["driver"], r["pool"], r.get("device"), cond) not in true]
+
+    async def satisfy_binding_conditions(self, ref: Claim) -> None:
+        """The example driver's BindingConditions controller plugin: each binding condition
+        of this driver's allocated devices becomes True (reason Ready, "Device is ready") on
+        the device's status.devices entry, which is added when missing. A real driver would
+        first check that the device is ready (attached, for a fabric device)."""
+        now = rfc3339(self.clock.now())
+
+        def change(status: Obj) -> list[Obj] | None:
+            missing = self.unsatisfied_bindings(status)
+            if not missing:
+                return None
+            devices = [dict(d) for d in status.get("devices") or ()]
+            for key, cond in missing:
+                entry = next((d for d in devices
+                              if (d.get("driver"), d.get("pool"), d.get("device")) == key), None)
+                if entry is None:
+                    entry = {"driver": key[0], "pool": key[1], "device": key[2]}
+                    devices.append(entry)
+                entry["conditions"] = [c for c in entry.get("conditions") or ()
+                                       if c.get("type") != cond] + [{
+                    "type": cond, "status": "True", "reason": "Ready",
+                    "message": "Device is ready", "lastTransitionTime": now}]
+            return devices
+        await self._change_device_status(ref, change)
 
     # ----- the NRI hook -----------------------------------------------------------------
 
@@ -351,6 +434,11 @@ class FakeDriver:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+
+
+def _entry_key(entry: Obj) -> tuple[Any, Any, str]:
+    """What identifies a status.devices entry of one driver: pool, device and share."""
+    return entry.get("pool"), entry.get("device"), entry.get("shareID") or ""
 
 
 def _device_id(result: Obj) -> str:

@@ -11,7 +11,9 @@ extra) registers the Node, renews its Lease and runs its pods; the node's fake D
 - `("slices", node, driver)`: publish the driver's pool (and repair manual edits);
 - `("classes",)`: install the drivers' DeviceClasses, as their Helm charts would;
 - `("pod", namespace/name)`: run a pod bound to one of the nodes (`kubelet_emu.pods`);
-- `("faults", node)`: apply the DeviceFaults and NodeFaults that name the node.
+- `("faults", node)`: apply the DeviceFaults and NodeFaults that name the node;
+- `("binding", node, driver, namespace/name)`: the driver's controller sets the binding
+  conditions of its devices in an allocated claim (its BindingConditions plugin).
 """
 
 from __future__ import annotations
@@ -36,8 +38,8 @@ from kubelet_emu.drivers import FakeDriver
 from kubelet_emu.health import DeviceKey, HealthCache, resource_status
 from kubelet_emu.inventory import inventory
 from kubelet_emu.node_state import NodeState
-from kubelet_emu.plugin import Health
-from kubelet_emu.pods import PodRecord, PodWorker
+from kubelet_emu.plugin import Claim, Health
+from kubelet_emu.pods import PodRecord, PodWorker, claim_refs, devices_for
 from kubelet_emu.profile import DriverProfile, NodeProfile, ProfileError, load_profile
 from kubelet_emu.settings import (
     INSTALLER_ACCOUNT,
@@ -110,6 +112,7 @@ class Kubelet(Controller[Key]):
         self.pods = PodWorker(self)
         self._cdi: dict[str, cdi.Registry] = {}
         self._servers: dict[str, Any] = {}
+        self._clients: dict[tuple[str, str | None], Any] = {}
 
     def ready(self) -> bool:
         """Informers synced and every emulated node of the settings registered (the server's
@@ -119,9 +122,16 @@ class Kubelet(Controller[Key]):
     # ----- identities -------------------------------------------------------------------
 
     def node_client(self, account: str, node: str | None) -> Any:
-        """A client of `account` bound to `node` (falls back to the component's own)."""
+        """A client of `account` bound to `node` (falls back to the component's own), made
+        once per identity."""
         factory = self.ctx.client_for
-        return factory(account, node) if factory is not None else self.client
+        if factory is None:
+            return self.client
+        key = (account, node)
+        client = self._clients.get(key)
+        if client is None:
+            client = self._clients[key] = factory(account, node)
+        return client
 
     # ----- keys -------------------------------------------------------------------------
 
@@ -149,8 +159,26 @@ class Kubelet(Controller[Key]):
 
     def _claim_keys(self, type_: str, obj: Obj, old: Obj | None) -> Iterable[Key]:
         meta = obj["metadata"]
-        return [("pod", k) for k in self.pods.claim_changed(meta.get("namespace", ""),
-                                                           meta["name"])]
+        keys: list[Key] = [("pod", k) for k in self.pods.claim_changed(
+            meta.get("namespace", ""), meta["name"])]
+        if type_ != "DELETED":
+            keys += self._binding_keys(obj)
+        return keys
+
+    def _binding_keys(self, claim: Obj) -> list[Key]:
+        """`("binding", node, driver, namespace/name)` for each driver of ours whose
+        controller satisfies binding conditions still unmet in the claim."""
+        status = claim.get("status") or {}
+        results = ((status.get("allocation") or {}).get("devices") or {}).get("results") or []
+        keys: list[Key] = []
+        for node, driver in sorted({(r.get("pool", ""), r.get("driver", "")) for r in results
+                                    if r.get("bindingConditions")}):
+            state = self.nodes.get(node)
+            plugin = state.plugins.get(driver) if state is not None else None
+            if plugin is not None and plugin.satisfies_binding_conditions and \
+                    plugin.unsatisfied_bindings(status):
+                keys.append(("binding", node, driver, object_key(claim)))
+        return keys
 
     def _fault_keys(self, type_: str, obj: Obj, old: Obj | None) -> Iterable[Key]:
         nodes_named = set(_fault_node(obj)) | (set(_fault_node(old)) if old else set())
@@ -191,17 +219,14 @@ class Kubelet(Controller[Key]):
             containers = []
             for run in record.runs():
                 claims = []
-                for ref in (run.spec.get("resources") or {}).get("claims") or []:
-                    claim = by_name.get(ref.get("name"))
+                for name, request in claim_refs(run.spec, record.mappings):
+                    claim = by_name.get(name)
                     if claim is None:
                         continue
-                    request = ref.get("request") or ""
                     devices = tuple(
                         podresources.DeviceView(driver, d.pool_name, d.device_name, d.share_id,
                                                 d.cdi_device_ids)
-                        for driver, ds in claim.devices.items() for d in ds
-                        if not request or any(r == request or r.startswith(request + "/")
-                                              for r in d.request_names))
+                        for driver, d in devices_for(claim, request))
                     claims.append((claim.claim.name, claim.claim.namespace, devices))
                 containers.append(podresources.ContainerView(run.name, tuple(claims)))
             views.append(podresources.PodView(record.name, record.namespace, tuple(containers)))
@@ -243,6 +268,8 @@ class Kubelet(Controller[Key]):
             await self.pods.sync(key[1])
         elif kind == "faults":
             await self.apply_faults(key[1])
+        elif kind == "binding":
+            await self.satisfy_bindings(key[1], key[2], key[3])
 
     # ----- nodes ------------------------------------------------------------------------
 
@@ -285,7 +312,8 @@ class Kubelet(Controller[Key]):
         state.inventories = {d.name: inventory(d, name) for d in state.drivers()}
         state.plugins = {driver: FakeDriver(inv=inv, root=self.node_root(name),
                                             client=self.node_client(PLUGIN_ACCOUNT, name),
-                                            clock=self.clock)
+                                            clock=self.clock,
+                                            cached=self.claim_informer.cache.get)
                          for driver, inv in state.inventories.items()}
         for driver, plugin in state.plugins.items():
             state.health_stops.append(plugin.node_watch_resources(
@@ -337,6 +365,8 @@ class Kubelet(Controller[Key]):
             for plugin in state.plugins.values():
                 plugin.stop()
             self.health.forget(name)
+        for key in [k for k in self._clients if k[1] == name]:
+            del self._clients[key]
 
     # ----- what pods need from the node --------------------------------------------------
 
@@ -377,11 +407,8 @@ class Kubelet(Controller[Key]):
                 if claim is None:
                     continue
                 request = ref.get("request") or ""
-                keys = list(dict.fromkeys(
-                    (driver, d.pool_name, d.device_name)
-                    for driver, devices in claim.devices.items() for d in devices
-                    if not request or any(r == request or r.startswith(request + "/")
-                                          for r in d.request_names)))
+                keys = list(dict.fromkeys((driver, d.pool_name, d.device_name)
+                                          for driver, d in devices_for(claim, request)))
                 if keys:
                     name = f"claim:{claim.pod_claim}" + (f"/{request}" if request else "")
                     entries.append(resource_status(
@@ -537,6 +564,19 @@ class Kubelet(Controller[Key]):
                 self.queue.add(("lease", name))
                 return
         self.queue.add_after(("lease", name), nodes.LEASE_RENEW_SECONDS)
+
+    # ----- the drivers' controllers -------------------------------------------------------
+
+    async def satisfy_bindings(self, node: str, driver: str, key: str) -> None:
+        """Let the driver's controller set the binding conditions of the claim `key`."""
+        state = self.nodes.get(node)
+        plugin = state.plugins.get(driver) if state is not None else None
+        namespace, _, name = key.partition("/")
+        claim = self.claim_informer.cache.get(name, namespace)
+        if plugin is None or claim is None:
+            return
+        await plugin.satisfy_binding_conditions(Claim(namespace=namespace, name=name,
+                                                      uid=claim["metadata"]["uid"]))
 
     # ----- DeviceClasses ----------------------------------------------------------------
 

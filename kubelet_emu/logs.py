@@ -26,10 +26,16 @@ def append(path: Path, lines: list[tuple[dt.datetime, bool, str]]) -> None:
     """Append (time, stderr, text) lines to a CRI log file."""
     if not lines:
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as f:
-        for t, stderr, text in lines:
-            f.write(f"{cri_time(t)} {'stderr' if stderr else 'stdout'} F {text}\n")
+    stamps: dict[dt.datetime, str] = {}  # (a batch shares its time: one strftime)
+    text = "".join(f"{stamps.get(t) or stamps.setdefault(t, cri_time(t))} "
+                   f"{'stderr' if stderr else 'stdout'} F {line}\n" for t, stderr, line in lines)
+    try:
+        f = path.open("a")
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        f = path.open("a")
+    with f:
+        f.write(text)
 
 
 def parse(text: str, *, timestamps: bool = False) -> str:

@@ -69,7 +69,8 @@ class Addressing:
 
     def pod_ip(self, slot: int) -> str:
         """The IP of pod slot `slot` (1..253) in the node's CIDR."""
-        return str(ipaddress.ip_network(self.pod_cidr).network_address + 1 + slot)
+        return str(ipaddress.IPv4Address(int(POD_CIDR_BASE.network_address)
+                                         + (self.index << 8) + 1 + slot))
 
 
 def _stable_uuid(*parts: str) -> str:

@@ -135,6 +135,8 @@ class PodRecord:
     init: list[ContainerRun]
     containers: list[ContainerRun]
     restart_policy: str
+    mappings: tuple[Obj, ...] = ()
+    """The special claim's request mappings (see `request_mappings`)."""
     terminating: bool = False
     kill_at: float | None = None
     finished: bool = False
@@ -152,10 +154,35 @@ class PodRecord:
 # ----- claims ----------------------------------------------------------------------------
 
 
+EXTENDED_CLAIM = ""
+"""The pod claim name the kubelet gives the special claim of a pod's DRA-backed extended
+resources (pod claim names are DNS labels, never empty)."""
+
+
+def request_mappings(pod: Obj) -> tuple[Obj, ...]:
+    """`status.extendedResourceClaimStatus.requestMappings`: which request of the special
+    claim serves which container's extended resource."""
+    status = (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
+    return tuple(m for m in status.get("requestMappings") or () if isinstance(m, dict))
+
+
+def claim_refs(container: Obj, mappings: Sequence[Obj]) -> list[tuple[str, str]]:
+    """(pod claim, request or "") per claim a container uses (`resources.claims`), then the
+    special claim's requests mapped to it, as upstream's DRA manager resolves the claims of
+    a container with extended resources."""
+    refs = [(str(r.get("name") or ""), str(r.get("request") or ""))
+            for r in (container.get("resources") or {}).get("claims") or []]
+    refs += [(EXTENDED_CLAIM, str(m.get("requestName") or ""))
+             for m in mappings if m.get("containerName") == container.get("name")]
+    return refs
+
+
 def claim_names(pod: Obj) -> list[tuple[str, str | None]]:
     """(pod claim name, ResourceClaim name) per pod claim; the name is None for a template
     claim whose ResourceClaim doesn't exist yet. Claims the status says aren't needed
-    (a status entry without resourceClaimName) are left out."""
+    (a status entry without resourceClaimName) are left out. The special claim of the
+    pod's extended resources (`status.extendedResourceClaimStatus`, written by the scheduler
+    before it binds) comes last, as EXTENDED_CLAIM."""
     statuses = {s.get("name"): s for s in (pod.get("status") or {}).get(
         "resourceClaimStatuses") or []}
     out: list[tuple[str, str | None]] = []
@@ -168,6 +195,10 @@ def claim_names(pod: Obj) -> list[tuple[str, str | None]]:
                 out.append((rc["name"], None))
             elif status.get("resourceClaimName"):
                 out.append((rc["name"], status["resourceClaimName"]))
+    extended = ((pod.get("status") or {}).get("extendedResourceClaimStatus") or {}).get(
+        "resourceClaimName")
+    if extended:
+        out.append((EXTENDED_CLAIM, extended))
     return out
 
 
@@ -206,21 +237,27 @@ def check_claims(pod: Obj, lookup: Any) -> list[tuple[str, Obj]]:
     return out
 
 
-def container_cdi_devices(container: Obj, claims: Sequence[PodClaim]) -> tuple[str, ...]:
+def devices_for(claim: PodClaim, request: str) -> list[tuple[str, Device]]:
+    """(driver, device) of a claim's prepared devices, or of those of one request
+    (subrequests included) when `request` is given."""
+    return [(driver, d) for driver, devices in claim.devices.items() for d in devices
+            if not request or any(r == request or r.startswith(request + "/")
+                                  for r in d.request_names)]
+
+
+def container_cdi_devices(container: Obj, claims: Sequence[PodClaim],
+                          mappings: Sequence[Obj] = ()) -> tuple[str, ...]:
     """The CDI devices of a container's claims (all of a claim's devices, or those of the
-    request it names, subrequests included), as the kubelet's DRA manager hands them over."""
+    request it names, subrequests included) and of the special claim's requests `mappings`
+    give it, as the kubelet's DRA manager hands them over."""
     by_name = {c.pod_claim: c for c in claims}
     out: list[str] = []
-    for ref in (container.get("resources") or {}).get("claims") or []:
-        claim = by_name.get(ref.get("name"))
+    for name, request in claim_refs(container, mappings):
+        claim = by_name.get(name)
         if claim is None:
             continue
-        request = ref.get("request") or ""
-        for devices in claim.devices.values():
-            for d in devices:
-                if not request or any(r == request or r.startswith(request + "/")
-                                      for r in d.request_names):
-                    out += d.cdi_device_ids
+        for _, d in devices_for(claim, request):
+            out += d.cdi_device_ids
     return tuple(dict.fromkeys(out))
 
 
@@ -322,7 +359,7 @@ def image_ref(image: str) -> tuple[str, str]:
 
 
 def _cond(type_: str, status: bool, since: str, reason: str = "") -> Obj:
-    c: Obj = {"type": type_, "status": "True" if status else "False", "lastProbeTime": None,
+    c: Obj = {"type": type_, "status": "True" if status else "False",
               "lastTransitionTime": since}
     if reason:
         c["reason"] = reason
@@ -350,9 +387,11 @@ def container_status(run: ContainerRun, health: list[Obj] | None = None) -> Obj:
 
 def _terminated(run: ContainerRun) -> Obj:
     code = run.exit_code or 0
-    return {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
-            "startedAt": run.started_at or None, "finishedAt": run.finished_at,
-            "containerID": run.container_id}
+    out: Obj = {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
+                "finishedAt": run.finished_at, "containerID": run.container_id}
+    if run.started_at:  # (null when it never started: the server's merge patch drops it)
+        out["startedAt"] = run.started_at
+    return out
 
 
 def phase_of(record: PodRecord) -> str:
@@ -378,7 +417,10 @@ def pod_status(pod: Obj, record: PodRecord, host_ip: str,
     ready = phase == "Running" and all(r.running for r in record.containers)
     # same as upstream's status manager: conditions the kubelet does not own (PodScheduled,
     # DisruptionTarget, readiness gates) are kept as they are
-    others = [c for c in status.get("conditions") or [] if c.get("type") not in KUBELET_CONDITIONS]
+    # (their null fields, as the scheduler writes `lastProbeTime: null`, are left out: the
+    # server's merge patch drops them, and the status must compare equal to what it keeps)
+    others = [{k: v for k, v in c.items() if v is not None}
+              for c in status.get("conditions") or [] if c.get("type") not in KUBELET_CONDITIONS]
     since = record.started
     conditions = [
         _cond("PodReadyToStartContainers", not record.finished, since),
@@ -501,7 +543,8 @@ class PodWorker:
             ip=state.where.pod_ip(slot), started=now,
             init=[ContainerRun(spec=c, init=True) for c in spec.get("initContainers") or []],
             containers=[ContainerRun(spec=c, init=False) for c in spec.get("containers") or []],
-            restart_policy=spec.get("restartPolicy") or "Always")
+            restart_policy=spec.get("restartPolicy") or "Always",
+            mappings=request_mappings(pod))
         self.records[key] = record
         for driver, claims_of in self._claims_by_driver(record).items():
             plugin = state.plugins.get(driver)
@@ -588,7 +631,7 @@ class PodWorker:
 
     def _launch(self, pod: Obj, record: PodRecord, run: ContainerRun, state: NodeState,
                 config: dict[str, dict[str, str]]) -> None:
-        devices = container_cdi_devices(run.spec, record.claims)
+        devices = container_cdi_devices(run.spec, record.claims, record.mappings)
         registry = self.kubelet.cdi_registry(state.name)
         edits, missing = registry.resolve(devices)
         if missing:
@@ -704,6 +747,8 @@ class PodWorker:
             record.terminating = True
             for run in record.runs():
                 if run.running and run.process is not None:
+                    # same as upstream's killContainer: an Event per container it stops
+                    await self._event(pod, state, "Killing", f"Stopping container {run.name}")
                     answer = run.process.terminate()
                     if answer is not None:
                         self._apply(record, run, answer)

@@ -27,6 +27,10 @@ DriverType = Literal["example-gpu", "example-net", "example-cpu", "nic", "custom
 """How a fake driver behaves: the dra-example-driver's gpu, net and cpu profiles, the seeds'
 NIC with network data (`nic`), or devices listed one by one (`custom`)."""
 
+ControllerPlugin = Literal["BindingConditions"]
+"""The dra-example-controller's plugins (cmd/dra-example-controller/plugins)."""
+BINDING_CONDITIONS_PLUGIN: ControllerPlugin = "BindingConditions"
+
 Scalar = bool | int | str
 """An attribute given in short form: a bool, an int or a string."""
 
@@ -181,6 +185,12 @@ class DriverProfile(_Model):
     device_status: bool = Field(default=False, alias="deviceStatus")
     """example-gpu: write uuid, model and driverVersion into the claim's status.devices."""
     binding_conditions: bool = Field(default=False, alias="bindingConditions")
+    """example-gpu: every device is published with the binding condition `BindingConditions`
+    and the failure condition `BindingFailureConditions` (kubeletPlugin.bindingConditions)."""
+    controller_plugins: list[ControllerPlugin] = Field(default_factory=list,
+                                                       alias="controllerPlugins")
+    """The driver's controller plugins (the example chart's controller.plugins):
+    `BindingConditions` sets the binding conditions of its allocated devices True."""
     numa_nodes: int = Field(default=1, ge=1, le=64, alias="numaNodes")
     """Devices are spread evenly over this many NUMA nodes (attribute `numa`/`numaNode`)."""
     cpus_per_numa_node: int = Field(default=4, ge=1, le=1024, alias="cpusPerNumaNode")

@@ -23,6 +23,7 @@ import orjson
 from aiohttp import web
 
 import scheduler.explain as explanation
+import scheduler.nodeallocatable as nodealloc
 from fakeapi import nodeselector
 from fakeapi.clock import rfc3339
 from fakeapi.errors import ApiError, not_found
@@ -63,7 +64,9 @@ from scheduler.filters import (
     MEMORY,
     PLACEMENT_FIELDS,
     Rejection,
+    Resources,
     allocatable,
+    fits,
     placement_rejection,
     pod_requests,
     resources_rejection,
@@ -138,6 +141,8 @@ class Choice:
     """claim uid → the allocation this cycle made for it."""
     extended: Extended | None = None
     """The special claim for the pod's DRA-backed extended resources, to create at PreBind."""
+    node_allocatable: list[Obj] = dataclasses.field(default_factory=list)
+    """The pod's `status.nodeAllocatableResourceClaimStatuses` on the node (KEP-5517)."""
 
 
 @dataclasses.dataclass
@@ -160,6 +165,7 @@ class Scheduler(Controller[str]):
         served = {k.resource_id for k in self.client.resources()}
         self.features = Features.from_gates(ctx.gates)
         self.workload_claims = PODGROUPS in served and ctx.gates.enabled(WORKLOAD_CLAIMS_GATE)
+        self.node_allocatable = ctx.gates.enabled(nodealloc.GATE)
         self.inventory = Inventory(features=self.features)
         self.allocated = AllocatedState()
         self.equivalence = EquivalenceCache()
@@ -227,13 +233,26 @@ class Scheduler(Controller[str]):
             return self._requeue_unschedulable() if before else []
         node = counts_on_node(pod)
         if node or not self._assumed(key):
-            self.usage.set(key, node, pod=pod)
+            if self.node_allocatable and node != self.usage.node_of(key):
+                self.usage.set(key, node, self._footprint(pod))
+            else:
+                self.usage.set(key, node, pod=pod)
         if self._ours(pod):
             self._unschedulable.discard(key)
             return [key]
         if before and not node:  # finished or gone from its node: room for others
             return self._requeue_unschedulable()
         return []
+
+    def _footprint(self, pod: Obj, statuses: list[Obj] | None = None) -> Resources:
+        """What the pod takes from its node: its requests, plus the node-allocatable
+        resources of its claims (those given, else those its status records)."""
+        requests = pod_requests(pod)
+        if not self.node_allocatable:
+            return requests
+        more = nodealloc.demand(statuses) if statuses is not None else \
+            nodealloc.status_demand(pod)
+        return nodealloc.plus(requests, more) if more else requests
 
     def _assumed(self, key: str) -> bool:
         """Whether the pod is assumed on a node it isn't seen bound to yet."""
@@ -447,7 +466,8 @@ class Scheduler(Controller[str]):
                 placement, orjson.dumps(sorted((k, str(v)) for k, v in requests.items())),
                 *(self._spec(c) for c in to_allocate),
                 orjson.dumps([c.claim["status"]["allocation"].get("nodeSelector")
-                              for c in claims if c.allocated], option=orjson.OPT_SORT_KEYS)]))
+                              for c in claims if c.allocated], option=orjson.OPT_SORT_KEYS),
+                *self._node_allocatable_shape(pod, claims)]))
         feasible: list[tuple[str, Verdict]] = []
         rejections: list[Rejection] = []
         unavailable = False
@@ -485,7 +505,9 @@ class Scheduler(Controller[str]):
         if extended is not None:
             results, extended.allocation = results[:-1], results[-1]
         return Choice(node=node_name, claims=claims, extended=extended,
-                      allocations={c.uid: r for c, r in zip(to_allocate, results, strict=True)})
+                      allocations={c.uid: r for c, r in zip(to_allocate, results, strict=True)},
+                      node_allocatable=self._node_allocatable_statuses(
+                          pod, claims, to_allocate, results))
 
     def _judge(self, pod: Obj, node: Obj, claims: list[PodClaim],
                to_allocate: list[PodClaim], requests: dict[str, Fraction], backed: list[str],
@@ -503,12 +525,80 @@ class Scheduler(Controller[str]):
         if rejection is None and (claims or extended):
             rejection, results = self._filter_dra(
                 pod, node, claims, to_allocate + ([extended.claim] if extended else []))
+            if rejection is None and self.node_allocatable:
+                rejection = self._node_allocatable_fit(pod, name, claims, to_allocate,
+                                                       results or [], node_requests, cap)
         if rejection is not None:
             return Verdict(rejection, [], 0.0), None
         score = self._least_allocated(name, *wants)
         if ranked:
             score += _dra_score(to_allocate, results or []) * 100
         return Verdict(None, results or [], score), extended
+
+    # ----- node-allocatable resources (KEP-5517) ----------------------------------------------
+
+    def _node_allocatable_shape(self, pod: Obj, claims: list[PodClaim]) -> list[bytes]:
+        """With DRANodeAllocatableResources, what else a verdict depends on: which containers
+        use which claim and what the allocated claims already hold."""
+        if not self.node_allocatable:
+            return []
+        spec = pod.get("spec") or {}
+        refs = [(c.get("resources") or {}).get("claims") for c in
+                (spec.get("initContainers") or []) + (spec.get("containers") or [])]
+        held = [c.claim["status"]["allocation"].get("devices") for c in claims if c.allocated]
+        return [orjson.dumps([refs, held], option=orjson.OPT_SORT_KEYS)]
+
+    def _node_allocatable_statuses(self, pod: Obj, claims: list[PodClaim],
+                                   to_allocate: list[PodClaim], results: list[Obj]
+                                   ) -> list[Obj]:
+        """The pod's nodeAllocatableResourceClaimStatuses for the claims' allocations (the
+        new `results` of `to_allocate`, else each claim's own), by claim name."""
+        if not self.node_allocatable:
+            return []
+        new = {c.uid: r for c, r in zip(to_allocate, results, strict=False)}
+        out = []
+        for c in claims:
+            allocation = new.get(c.uid) or (c.claim.get("status") or {}).get("allocation")
+            if not allocation:
+                continue
+            status = nodealloc.claim_status(
+                c.claim["metadata"].get("name", ""), allocation,
+                nodealloc.containers_using(pod, c.pod_claim_name), self.inventory.device)
+            if status is not None:
+                out.append(status)
+        return sorted(out, key=lambda s: str(s["resourceClaimName"]))
+
+    def _node_allocatable_fit(self, pod: Obj, node_name: str, claims: list[PodClaim],
+                              to_allocate: list[PodClaim], results: list[Obj],
+                              requests: Resources, cap: dict[str, Fraction]
+                              ) -> Rejection | None:
+        """Same as upstream's DynamicResources node-allocatable check: a mapped claim must
+        be used by a container and by no other pod, and the pod's requests plus its claims'
+        node resources must fit what the node has left."""
+        statuses = self._node_allocatable_statuses(pod, claims, to_allocate, results)
+        if not statuses:
+            return None
+        uid = pod["metadata"].get("uid")
+        mapped = {s["resourceClaimName"] for s in statuses}
+        for s in statuses:
+            if not s["containers"]:
+                return Rejection(DRA_PLUGIN, (
+                    f"claim {s['resourceClaimName']}: node-allocatable resource claim not "
+                    "referenced by any container within the pod",))
+        for c in claims:
+            name = c.claim["metadata"].get("name", "")
+            users = (c.claim.get("status") or {}).get("reservedFor") or ()
+            if name in mapped and any(r.get("resource") == "pods" and r.get("uid") != uid
+                                      for r in users):
+                return Rejection(DRA_PLUGIN, (
+                    f"node allocatable resource claim {name} is already used by another pod",))
+        if not cap:
+            return None  # a node without capacity takes any pod (see resources_rejection)
+        total = nodealloc.plus(requests, nodealloc.demand(statuses))
+        used = self.usage.used(node_name)
+        free = {n: cap.get(n, Fraction(0)) - used.get(n, Fraction(0)) for n in total}
+        reasons = fits(total, free, pods_free=1)
+        return Rejection(DRA_PLUGIN, reasons, resolvable=True) if reasons else None
 
     def _spec(self, c: PodClaim) -> bytes:
         """A claim's spec, canonically encoded (claims from one template encode alike)."""
@@ -660,7 +750,8 @@ class Scheduler(Controller[str]):
         for uid, allocation in reserved.items():  # Reserve
             self._in_flight[uid] = allocation
             self._take(uid, allocation)
-        self.usage.set(key, choice.node, pod=pod)  # assume
+        self.usage.set(key, choice.node, self._footprint(pod, choice.node_allocatable)
+                       if choice.node_allocatable else None, pod=pod)  # assume
         try:
             conditional = await self._prebind(pod, choice)
         except (ApiError, Retry) as e:
@@ -708,6 +799,11 @@ class Scheduler(Controller[str]):
             results = (claim["status"]["allocation"]["devices"] or {}).get("results") or []
             if any(r.get("bindingConditions") for r in results):
                 conditional.append(claim_key(claim))
+        if choice.node_allocatable:  # upstream's PreBind records them for the kubelet
+            meta = pod["metadata"]
+            await self.client.patch("pods", meta["name"], {"status": {
+                nodealloc.STATUSES: choice.node_allocatable}},
+                namespace=meta.get("namespace", ""), subresource="status")
         return conditional
 
     async def _create_extended(self, pod: Obj, extended: Extended, now: str) -> Obj:

@@ -106,6 +106,19 @@ class Inventory:
             if not pool:
                 del self._by_pool[(s.driver, s.pool)]
 
+    def device(self, driver: str, pool: str, name: str) -> Obj | None:
+        """A published device's wire dict (from the pool's newest generation), or None."""
+        found: tuple[int, Obj] | None = None
+        for slice_name in self._by_pool.get((driver, pool), ()):
+            s = self._slices[slice_name]
+            if found is not None and s.generation <= found[0]:
+                continue
+            for d in s.devices:
+                if d.name == name:
+                    found = (s.generation, d.wire)
+                    break
+        return found[1] if found is not None else None
+
     # ----- classes ----------------------------------------------------------------------
 
     def set_class(self, obj: Obj) -> None:

@@ -119,10 +119,11 @@ async def test_a_no_execute_rule_evicts_the_pod_with_upstream_s_traces(
     assert last["metadata"]["uid"] == victim["metadata"]["uid"]
     assert last["status"]["phase"] == "Succeeded"  # SIGTERM: the container exited 0
     assert disruption(last) == DISRUPTED
-    [event] = await dra.events_about(admin, "victim")
+    event, killing = await dra.events_about(admin, "victim")
     assert (event["type"], event["reason"], event["message"]) == (
         "Normal", "DeviceTaintManagerEviction", "Marking for deletion")
     assert event["source"] == {"component": CONTROLLER}
+    assert (killing["reason"], killing["source"]["component"]) == ("Killing", "kubelet")
     await clock.advance(10)  # (the pending state is seen in the next test)
     assert await condition(admin, "broken-gpu") == {
         "type": "EvictionInProgress", "status": "False", "reason": "Completed",

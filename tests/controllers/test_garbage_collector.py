@@ -139,6 +139,12 @@ async def test_indexes_shrink_when_objects_go(plane: ControlPlane) -> None:
     assert gc_.observe(CM, "ADDED", owner) == []
     assert gc_.observe(CM, "ADDED", dep) == []
     assert gc_.dependents["u-owner"] == {(CM, "d", "default")}
+    # a dependent's change concerns its owner only once the owner waits for it
+    assert gc_.observe(CM, "DELETED", dep) == ["u-dep"]
+    assert gc_.observe(CM, "ADDED", dep) == []
+    deleting = {"metadata": {**owner["metadata"], "deletionTimestamp": "2026-01-01T00:00:00Z",
+                             "finalizers": ["foregroundDeletion"]}}
+    assert gc_.observe(CM, "MODIFIED", deleting) == ["u-owner"]
     assert gc_.observe(CM, "DELETED", dep) == ["u-owner", "u-dep"]
-    assert gc_.observe(CM, "DELETED", owner) == ["u-owner"]
-    assert (gc_.dependents, gc_.owners, gc_.uids) == before
+    assert gc_.observe(CM, "DELETED", deleting) == ["u-owner"]
+    assert (gc_.dependents, gc_.owners, gc_.uids, gc_.deleting) == (*before, set())

@@ -11,12 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from fakeapi.client import Client
 from fakeapi.controlplane import ControlPlane
 from kubelet_emu.metadata import read_stream
 from tests.kubelet_emu.harness import (
     CLAIMS,
+    CLASSES,
+    SLICES,
     WITH_SCHEDULING,
     device_index,
     emulated_plane,
@@ -325,3 +328,104 @@ async def test_the_nic_writes_network_status_and_deferred_metadata(tmp_path: Pat
         assert first["metadata"]["generation"] == 2  # the deferred network data
         assert first["requests"][0]["devices"][0]["networkData"] == network
         assert nic["metadata"]["uid"] == first["metadata"]["uid"]
+
+
+async def test_extended_resources_get_the_devices_of_their_mapped_requests(
+        tmp_path: Path) -> None:
+    """DRAExtendedResource: the scheduler made the pod's special claim; the kubelet prepares it
+    like any claim and gives each container (an init container too) the devices of the
+    requests `status.extendedResourceClaimStatus.requestMappings` map to it."""
+    async with emulated_plane(tmp_path, nodes=1, components=WITH_SCHEDULING) as plane:
+        c = admin(plane)
+        gpu_class = await c.get(CLASSES, GPU)
+        gpu_class["spec"]["extendedResourceName"] = "example.com/gpu"
+        await c.update(CLASSES, gpu_class)
+
+        def asks(name: str, gpus: int) -> dict[str, Any]:
+            return {"name": name, "image": "ubuntu:22.04", "command": ["bash", "-c"],
+                    "args": [DEMO if name == "main" else "export"],
+                    "resources": {"limits": {"example.com/gpu": str(gpus)}}}
+        p = await run(plane, c, {"metadata": {"name": "xr", "namespace": "default"}, "spec": {
+            "initContainers": [asks("setup", 1)], "containers": [asks("main", 2)]}})
+        assert p["status"]["phase"] == "Running"
+        status = p["status"]["extendedResourceClaimStatus"]
+        special = await c.get(CLAIMS, status["resourceClaimName"], "default")
+        by_request: dict[str, list[str]] = {}
+        for r in special["status"]["allocation"]["devices"]["results"]:
+            by_request.setdefault(r["request"], []).append(r["device"])
+        for container in ("setup", "main"):
+            [request] = [m["requestName"] for m in status["requestMappings"]
+                         if m["containerName"] == container]
+            gpus = sorted(v for k, v in env_of(log_of(plane, "xr", container)).items()
+                          if k.startswith("GPU_DEVICE_") and v.startswith("gpu-"))
+            assert gpus == sorted(by_request[request]), container
+        assert len(by_request["container-1-request-0"]) == 2
+        # what PodResources reports for the container: the special claim's devices
+        [view] = [v for v in kubelet_of(plane).pod_views("worker-0") if v.name == "xr"]
+        main = next(ct for ct in view.containers if ct.name == "main")
+        [(claim_name, _, devices)] = main.claims
+        assert claim_name == special["metadata"]["name"]
+        assert sorted(d.device for d in devices) == sorted(by_request["container-1-request-0"])
+        # unprepared with the pod: its CDI spec goes
+        await c.delete("pods", "xr", "default")
+        await plane.settle()
+        cdi_dir = tmp_path / "nodes" / "worker-0" / "var" / "run" / "cdi"
+        assert not list(cdi_dir.glob(f"*{special['metadata']['uid']}*"))
+
+
+def binding_profile(tmp_path: Path, *, plugins: list[str], device_status: bool) -> str:
+    """A profile file: the example GPUs with binding conditions, and these controller
+    plugins."""
+    path = tmp_path / "binding.yaml"
+    path.write_text(yaml.safe_dump({"name": "binding", "drivers": [{
+        "name": GPU, "type": "example-gpu", "count": 2, "bindingConditions": True,
+        "deviceStatus": device_status, "controllerPlugins": plugins}]}))
+    return str(path)
+
+
+@pytest.mark.parametrize("device_status", [False, True], ids=["conditions", "with-data"])
+async def test_the_drivers_controller_satisfies_binding_conditions(
+        tmp_path: Path, device_status: bool) -> None:
+    """The example driver's BindingConditions plugin sets each allocated device's condition
+    True, so the scheduler binds the pod; the device status written at prepare time keeps
+    the condition."""
+    profile = binding_profile(tmp_path, plugins=["BindingConditions"],
+                              device_status=device_status)
+    async with emulated_plane(tmp_path / "state", nodes=1, components=WITH_SCHEDULING,
+                              profile=profile) as plane:
+        c = admin(plane)
+        [published] = (await c.list(SLICES))[0]["spec"]["devices"][:1]
+        assert (published["bindingConditions"], published["bindingFailureConditions"]) == (
+            ["BindingConditions"], ["BindingFailureConditions"])
+        await c.create(CLAIMS, claim("bc", [gpu_request()]))
+        p = await run(plane, c, demo_pod("p", [{"name": "gpu", "resourceClaimName": "bc"}]))
+        assert (p["spec"]["nodeName"], p["status"]["phase"]) == ("worker-0", "Running")
+        stored = await c.get(CLAIMS, "bc", "default")
+        [result] = stored["status"]["allocation"]["devices"]["results"]
+        assert result["bindingConditions"] == ["BindingConditions"]
+        [entry] = stored["status"]["devices"]
+        assert (entry["driver"], entry["pool"], entry["device"]) == (
+            GPU, "worker-0", result["device"])
+        [cond] = entry["conditions"]
+        assert {k: cond[k] for k in ("type", "status", "reason", "message")} == {
+            "type": "BindingConditions", "status": "True", "reason": "Ready",
+            "message": "Device is ready"}
+        assert ("data" in entry) == device_status
+        assert env_of(log_of(plane, "p"))[f"GPU_DEVICE_{result['device'][4:]}"] == \
+            result["device"]
+
+
+async def test_without_the_controller_plugin_the_pod_waits_for_its_binding_conditions(
+        tmp_path: Path) -> None:
+    """bindingConditions published with no controller to satisfy them: the scheduler
+    allocates, reserves and waits (as for a driver author's own controller under test)."""
+    profile = binding_profile(tmp_path, plugins=[], device_status=False)
+    async with emulated_plane(tmp_path / "state", nodes=1, components=WITH_SCHEDULING,
+                              profile=profile) as plane:
+        c = admin(plane)
+        await c.create(CLAIMS, claim("bc", [gpu_request()]))
+        p = await run(plane, c, demo_pod("p", [{"name": "gpu", "resourceClaimName": "bc"}]))
+        assert "nodeName" not in p["spec"]
+        stored = await c.get(CLAIMS, "bc", "default")
+        assert stored["status"]["allocation"]["devices"]["results"][0]["bindingConditions"]
+        assert "devices" not in stored["status"]

@@ -14,7 +14,13 @@ from fakeapi.clock import VirtualClock
 from fakeapi.columns import summarize_pod
 from fakeapi.controlplane import ControlPlane
 from fakeapi.errors import ApiError
-from tests.kubelet_emu.harness import condition, emulated_plane, kubelet_of, present_condition
+from tests.kubelet_emu.harness import (
+    WITH_SCHEDULING,
+    condition,
+    emulated_plane,
+    kubelet_of,
+    present_condition,
+)
 
 DEMO = "export; trap 'exit 0' TERM; sleep 9999 & wait"
 
@@ -61,6 +67,32 @@ async def test_a_bound_pod_goes_running_and_ready(tmp_path: Path) -> None:
         # the kubelet wrote it, through pods/status, with its node-bound identity
         managers = {(m["manager"], m.get("subresource")) for m in p["metadata"]["managedFields"]}
         assert ("kubelet", "status") in managers
+
+
+async def test_the_kubelet_writes_a_started_pods_status_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Running and Ready in one write, and no second one: the status the kubelet computes
+    compares equal to what the server keeps (null fields, as the scheduler's PodScheduled
+    `lastProbeTime: null`, are pruned by its merge patch), so nothing is written again."""
+    async with emulated_plane(tmp_path, nodes=1, components=WITH_SCHEDULING) as plane:
+        c = admin(plane)
+        worker = kubelet_of(plane).pods
+        written: list[dict[str, Any]] = []
+        patch = worker._patch_status
+
+        async def counted(pod_obj: dict[str, Any], state: Any, status: dict[str, Any]) -> None:
+            written.append(status)
+            await patch(pod_obj, state, status)
+        monkeypatch.setattr(worker, "_patch_status", counted)
+        body = pod("web", command=["bash", "-c", DEMO])
+        del body["spec"]["nodeName"]
+        await c.create("pods", body)
+        await plane.settle()
+        clock = plane.clock
+        assert isinstance(clock, VirtualClock)
+        await clock.advance(60)
+        assert [w["phase"] for w in written] == ["Running"]
+        assert (await get_pod(c, "web"))["status"]["conditions"] == written[0]["conditions"]
 
 
 @pytest.mark.parametrize(("script", "policy", "phase", "code"), [
