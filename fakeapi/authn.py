@@ -43,7 +43,13 @@ class UserInfo:
     name: str
     uid: str = ""
     groups: tuple[str, ...] = ()
-    extra: Extra = dataclasses.field(default_factory=dict, hash=False)
+    extra: Extra = dataclasses.field(default_factory=dict)
+
+    def __hash__(self) -> int:
+        # `extra` is a mapping: hashed by its items, so identities that differ only there
+        # (one per emulated node) don't collide in dictionaries keyed by users.
+        return hash((self.name, self.uid, self.groups,
+                     tuple(sorted((k, tuple(v)) for k, v in self.extra.items()))))
 
     def to_wire(self) -> dict[str, Any]:
         """authentication.k8s.io/v1 `UserInfo` (empty fields left out, as upstream)."""

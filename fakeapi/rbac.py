@@ -254,13 +254,28 @@ def not_found_message(kind: str, name: str) -> str:
     return f'{kind.lower()}.{GROUP} "{name}" not found'
 
 
+class _Scope(NamedTuple):
+    """The bindings that apply to one user in one namespace, and whether any of their
+    rules is limited to resourceNames (then a decision depends on the object name)."""
+
+    entries: tuple[tuple[Binding, Subject, tuple[Rule, ...] | None], ...]
+    named: bool
+
+    @classmethod
+    def of(cls, entries: Iterable[tuple[Binding, Subject, tuple[Rule, ...] | None]]
+           ) -> _Scope:
+        """Index the applicable bindings."""
+        found = tuple(entries)
+        return cls(found, any(r.resource_names for _, _, rules in found for r in rules or ()))
+
+
 class Policy:
     """An immutable index of roles and bindings, with aggregation resolved.
 
     It remembers its decisions: a change of any role or binding builds a new Policy.
     """
 
-    MAX_DECISIONS = 4096
+    MAX_DECISIONS = 65536
 
     def __init__(self, *, cluster_roles: Iterable[Obj] = (), roles: Iterable[Obj] = (),
                  cluster_role_bindings: Iterable[Obj] = (),
@@ -279,7 +294,8 @@ class Policy:
             self.namespace_bindings.setdefault(b.namespace, []).append(b)
         for bindings in self.namespace_bindings.values():
             bindings.sort(key=lambda b: b.name)
-        self._decisions: dict[Attributes, Decision] = {}
+        self._decisions: dict[tuple[Any, ...], Decision] = {}
+        self._scopes: dict[tuple[str, tuple[str, ...], str], _Scope] = {}
 
     def role_rules(self, kind: str, name: str, namespace: str) -> tuple[Rule, ...] | None:
         """Rules of a roleRef (a Role resolves in `namespace`); None when it doesn't exist."""
@@ -289,9 +305,19 @@ class Policy:
             return self.roles.get((namespace, name))
         return None
 
-    def _applicable(self, user: UserInfo, namespace: str
-                    ) -> Iterator[tuple[Binding, Subject, tuple[Rule, ...] | None]]:
-        """(binding, subject, rules) for each binding that applies, cluster-wide ones first."""
+    def _applicable(self, user: UserInfo, namespace: str) -> _Scope:
+        """(binding, subject, rules) for each binding that applies, cluster-wide ones first;
+        remembered per user name, groups and namespace (all a subject matches on)."""
+        key = (user.name, user.groups, namespace)
+        scope = self._scopes.get(key)
+        if scope is None:
+            if len(self._scopes) >= self.MAX_DECISIONS:
+                self._scopes.clear()
+            scope = self._scopes[key] = _Scope.of(self._matching(user, namespace))
+        return scope
+
+    def _matching(self, user: UserInfo, namespace: str
+                  ) -> Iterator[tuple[Binding, Subject, tuple[Rule, ...] | None]]:
         groups = [self.cluster_bindings]
         if namespace:
             groups.append(self.namespace_bindings.get(namespace, []))
@@ -303,20 +329,30 @@ class Policy:
                 yield b, subject, self.role_rules(b.role_kind, b.role_name, b.namespace)
 
     def authorize(self, a: Attributes) -> Decision:
-        """Allowed when a rule of a bound role allows it; the reason names the binding."""
+        """Allowed when a rule of a bound role allows it; the reason names the binding.
+
+        Decisions are remembered by what RBAC reads: the user's name and groups (not uid or
+        extra) and the request, with the object name left out when no applicable rule names
+        resources (so one decision covers every pod a component writes)."""
         try:
-            decision = self._decisions.get(a)
+            scope = self._applicable(a.user, a.namespace)
+            key = (a.user.name, a.user.groups, a.verb, a.resource_request, a.api_group,
+                   a.namespace, a.resource, a.subresource, a.name if scope.named else "",
+                   a.path)
+            decision = self._decisions.get(key)
         except TypeError:  # unhashable attributes (from a review body): not remembered
             return self._decide(a)
         if decision is None:
             if len(self._decisions) >= self.MAX_DECISIONS:
                 self._decisions.clear()
-            decision = self._decisions[a] = self._decide(a)
+            decision = self._decisions[key] = self._decide(a, scope)
         return decision
 
-    def _decide(self, a: Attributes) -> Decision:
+    def _decide(self, a: Attributes, scope: _Scope | None = None) -> Decision:
         errors: list[str] = []
-        for binding, subject, rules in self._applicable(a.user, a.namespace):
+        entries = scope.entries if scope is not None else tuple(
+            self._matching(a.user, a.namespace))
+        for binding, subject, rules in entries:
             if rules is None:
                 errors.append(not_found_message(binding.role_kind, binding.role_name))
                 continue
@@ -327,7 +363,7 @@ class Policy:
     def rules_for(self, user: UserInfo, namespace: str) -> RulesResult:
         """Every rule that applies to `user` in `namespace` (cluster bindings included)."""
         out = RulesResult([], [])
-        for binding, _subject, rules in self._applicable(user, namespace):
+        for binding, _subject, rules in self._matching(user, namespace):
             if rules is None:
                 out.errors.append(not_found_message(binding.role_kind, binding.role_name))
             else:

@@ -5,6 +5,7 @@ claim-status permissions, the review kinds, and in-process clients."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 import pytest
@@ -290,6 +291,40 @@ def test_remembered_decisions_follow_role_and_binding_changes() -> None:
     assert authorizer.authorize(ask).allowed
     store.commit(DELETED, rbac.ROLE_BINDINGS, bound, actor="t")
     assert not authorizer.authorize(ask).allowed
+
+
+NAMED = Policy(
+    cluster_roles=[role("one-cm", [rbac.rule(("get",), ("",), ("configmaps",), names=("a",))]),
+                   role("pod-reader", [READ_PODS])],
+    role_bindings=[binding("named", "ClusterRole", "one-cm", [user("alice")], ns="team"),
+                   binding("pods", "ClusterRole", "pod-reader", [user("erin")], ns="team")])
+ALICE_ON_NODE = dataclasses.replace(ALICE, extra={NODE_NAME_KEY: ("worker-1",)})
+
+
+@pytest.mark.parametrize(("request_", "allowed"), [
+    (attrs(resource="configmaps", ns="team", name="a"), True),
+    (attrs(resource="configmaps", ns="team", name="b"), False),  # not the name it remembered
+    (attrs(resource="configmaps", ns="team", name="a", user=ALICE_ON_NODE), True),
+    (attrs(resource="configmaps", ns="team"), False),
+    (attrs(ns="team", name="p-1", user=UserInfo("erin")), True),
+    (attrs(ns="team", name="p-2", user=UserInfo("erin")), True),
+    (attrs(ns="other", name="p-1", user=UserInfo("erin")), False),
+], ids=lambda v: getattr(v, "name", None) or str(v))
+def test_remembered_decisions_respect_resource_names(request_: Attributes,
+                                                     allowed: bool) -> None:
+    # Asked twice, in every order the table gives: a remembered decision must not leak
+    # across names when a rule lists resourceNames.
+    for _ in range(2):
+        assert NAMED.authorize(request_).allowed is allowed
+
+
+def test_decisions_are_shared_by_identities_that_rbac_cannot_tell_apart() -> None:
+    policy = Policy(cluster_roles=[role("pod-reader", [READ_PODS])],
+                    role_bindings=[binding("b", "ClusterRole", "pod-reader", [user("alice")],
+                                           ns="team")])
+    first = policy.authorize(attrs(ns="team", name="x"))
+    assert policy.authorize(attrs(ns="team", name="y", user=ALICE_ON_NODE)) is first
+    assert hash(ALICE) != hash(ALICE_ON_NODE) and ALICE != ALICE_ON_NODE
 
 
 def test_unhashable_attributes_are_decided_without_being_remembered() -> None:
