@@ -16,8 +16,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -30,6 +30,7 @@ from benchlib import CpuMeter, header, max_line, rate_line, rss_mb  # noqa: E402
 from fakeapi.client import Client  # noqa: E402
 from fakeapi.cluster import ClusterConfig  # noqa: E402
 from fakeapi.controlplane import ControlPlane  # noqa: E402
+from fakeapi.statedir import make_temporary_state  # noqa: E402
 from kubelet_emu.profile import load_profile, parse_profile  # noqa: E402
 from kubelet_emu.settings import EmulatorSettings  # noqa: E402
 
@@ -49,15 +50,23 @@ async def until(check: Callable[[], Awaitable[bool]], timeout: float) -> float:
     return time.perf_counter() - t0
 
 
-def plane_with(nodes: int, profile: Any, components: str) -> ControlPlane:
-    state = Path(tempfile.mkdtemp(prefix="bench-kubelet-"))
+def plane_with(nodes: int, profile: Any, components: str) -> tuple[ControlPlane, Path]:
+    """A control plane whose nodes keep their files where `fakeapi serve` keeps them without
+    `--data-dir` (a RAM-backed temporary folder when there is one, as a node's /run)."""
+    state = make_temporary_state(prefix="bench-kubelet-")
     return ControlPlane(ClusterConfig(), components=components, emulator=EmulatorSettings(
-        nodes=nodes, profile=profile, state_dir=state))
+        nodes=nodes, profile=profile, state_dir=state)), state
+
+
+async def stop(plane: ControlPlane, state: Path) -> None:
+    """Stop the plane and remove its nodes' files."""
+    await plane.stop()
+    shutil.rmtree(state, ignore_errors=True)
 
 
 async def bench_slices(scale: float) -> None:
     nodes = max(1, int(500 * scale))
-    plane = plane_with(nodes, load_profile("gpu"), "kubelet")
+    plane, state = plane_with(nodes, load_profile("gpu"), "kubelet")
     admin = plane.cluster.client("bench")
     meter = CpuMeter(bench=None)
     t0 = time.perf_counter()
@@ -72,7 +81,7 @@ async def bench_slices(scale: float) -> None:
     print(max_line(f"{nodes} nodes x 8 GPUs: start to all published", took, 5.0 * scale, " s"))
     print(f"{'':<6}{devices} devices in {nodes} slices, {nodes / took:,.0f} nodes/s; "
           f"{meter.text()}; RSS {rss_mb():.0f} MB")
-    await plane.stop()
+    await stop(plane, state)
 
 
 async def create_all(make: Callable[[int], Awaitable[Any]], n: int) -> None:
@@ -87,7 +96,7 @@ async def running(admin: Client, want: int) -> bool:
 
 async def bench_plain(scale: float) -> None:
     nodes, pods = max(1, int(100 * scale)), max(1, int(10_000 * scale))
-    plane = plane_with(nodes, PLAIN, "kubelet")
+    plane, state = plane_with(nodes, PLAIN, "kubelet")
     admin = plane.cluster.client("bench")
     await plane.start()
     await until(lambda: _nodes_ready(admin, nodes), 60)
@@ -108,7 +117,7 @@ async def bench_plain(scale: float) -> None:
                    20.0 * scale, " s"))
     print(rate_line(f"{'':<6}pods/s", pods / took, 10_000 / 20))
     print(f"{'':<6}creates took {created:.2f} s; {meter.text()}; RSS {rss_mb():.0f} MB")
-    await plane.stop()
+    await stop(plane, state)
 
 
 async def _nodes_ready(admin: Client, n: int) -> bool:
@@ -118,7 +127,7 @@ async def _nodes_ready(admin: Client, n: int) -> bool:
 
 async def bench_gpu(scale: float) -> None:
     nodes, pods = max(1, int(1_250 * scale)), max(1, int(10_000 * scale))
-    plane = plane_with(nodes, load_profile("gpu"), "*")
+    plane, state = plane_with(nodes, load_profile("gpu"), "*")
     admin = plane.cluster.client("bench")
     await plane.start()
     await until(lambda: _nodes_ready(admin, nodes), 120)
@@ -145,7 +154,7 @@ async def bench_gpu(scale: float) -> None:
                    40.0 * scale, " s"))
     print(f"{'':<6}creates took {created:.2f} s; {pods / took:,.0f} pods/s; "
           f"{meter.text()}; RSS {rss_mb():.0f} MB")
-    await plane.stop()
+    await stop(plane, state)
 
 
 async def _count(admin: Client, resource: str, n: int) -> bool:

@@ -7,9 +7,9 @@ import asyncio
 import json
 import logging
 import os
+import shutil
 import signal
 import sys
-import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -24,6 +24,7 @@ from fakeapi.kubeconfig import read_kubeconfig, write_kubeconfig
 from fakeapi.log import DEFAULT_RETENTION_BYTES
 from fakeapi.runtime.component import ComponentSelectionError, select
 from fakeapi.server import create_app
+from fakeapi.statedir import make_temporary_state
 from fakeapi.store import ReplayError
 from fakeapi.wal import WalCorruptError, WalDamagedError, WalError
 from kubelet_emu.profile import DEFAULT_PROFILE, NodeProfile, ProfileError, load_profile
@@ -218,7 +219,7 @@ async def serve(args: argparse.Namespace) -> int:
     if args.cel_engine:
         cel.set_default_engine(args.cel_engine)
     malloc.fix_mmap_threshold()  # RSS follows the retained log, not the largest object seen
-    state_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="fakeapi-"))
+    state_dir = args.data_dir or make_temporary_state()
     # (argparse runs the string default through parse_profile too)
     emulator = EmulatorSettings(nodes=args.nodes, profile=args.node_profile,
                                 adopt_nodes=args.adopt_nodes, state_dir=state_dir)
@@ -277,6 +278,8 @@ async def serve(args: argparse.Namespace) -> int:
     await stop.wait()
     await runner.cleanup()
     await plane.stop()
+    if args.data_dir is None:  # nothing there outlives the process
+        shutil.rmtree(state_dir, ignore_errors=True)
     return 0
 
 

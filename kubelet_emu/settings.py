@@ -4,11 +4,13 @@ files go, and whether nodes that clients create are adopted (`fakeapi serve --no
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import functools
-import tempfile
+import shutil
 from pathlib import Path
 
+from fakeapi.statedir import make_temporary_state
 from kubelet_emu.profile import DEFAULT_PROFILE, NodeProfile, load_profile
 
 DEFAULT_NODES = 2
@@ -59,4 +61,6 @@ class EmulatorSettings:
 
 @functools.cache
 def _temporary_root() -> Path:
-    return Path(tempfile.mkdtemp(prefix="fakeapi-nodes-"))
+    root = make_temporary_state(prefix="fakeapi-nodes-")
+    atexit.register(shutil.rmtree, root, ignore_errors=True)  # it may be in RAM: never leak
+    return root
