@@ -230,7 +230,7 @@ class ResourceClaimController(Controller[Key]):
             claim_meta["labels"] = dict(template_meta["labels"])
         claim = await self.client.create(CLAIMS, {
             "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": claim_meta,
-            "spec": spec.get("spec") or {}}, ns)
+            "spec": spec.get("spec") or {}}, ns, copy=False)
         if self.claims.cache.get(claim["metadata"]["name"], ns) is None:
             self.created.add(claim)
         log.debug("created ResourceClaim %s/%s for %s %s", ns, claim["metadata"]["name"], kind,
@@ -286,7 +286,7 @@ class ResourceClaimController(Controller[Key]):
         if updates:
             await self.client.patch(PODS, name, {"status": {"resourceClaimStatuses": [
                 {"name": k, "resourceClaimName": v} for k, v in sorted(updates.items())]}},
-                namespace=namespace, patch_type="strategic", subresource="status")
+                namespace=namespace, patch_type="strategic", subresource="status", copy=False)
         await self._report_missing(pod, missing)
         if (pod.get("spec") or {}).get("nodeName"):
             await self._reserve_for_scheduled(pod, group, updates)
@@ -474,7 +474,7 @@ class ResourceClaimController(Controller[Key]):
         claim = _copy(claim)
         claim["metadata"]["finalizers"] = [f for f in claim["metadata"].get("finalizers") or []
                                            if f != pc.DELETE_PROTECTION]
-        await self.client.update(CLAIMS, claim)
+        await self.client.update(CLAIMS, claim, copy=False)
 
     async def _delete_if_unused(self, claim: Obj) -> None:
         """Same as upstream: an unreserved claim generated for a Pod that will not run any

@@ -94,9 +94,11 @@ class Client:
                            f"({resource})")
         return kind
 
-    async def _done(self, result: WriteResult) -> Obj:
+    async def _done(self, result: WriteResult, copy: bool) -> Obj:
         if result.event is not None:  # answered once durable, as an HTTP client is
             await self._registry.store.log.durable(result.event.revision)
+            if not copy and result.body is None:
+                return result.event.object
         return loads(result.raw)  # a copy the caller owns
 
     async def get(self, resource: str, name: str, namespace: str = "") -> Obj:
@@ -128,15 +130,21 @@ class Client:
             return [item_object(i) for i in page.items], page.revision
         return [loads(item_raw(i)) for i in page.items], page.revision
 
-    async def create(self, resource: str, obj: Obj, namespace: str = "") -> Obj:
-        """CREATE; the namespace defaults to the object's."""
+    async def create(self, resource: str, obj: Obj, namespace: str = "", *,
+                     copy: bool = True) -> Obj:
+        """CREATE; the namespace defaults to the object's.
+
+        Every write returns the object as stored: a copy the caller owns, or with
+        `copy=False` the stored object itself, shared and read-only (for components that
+        only look at what they wrote)."""
         ns = namespace or obj.get("metadata", {}).get("namespace", "")
         kind = self.kind(resource)
         ctx = self._authorize("create", kind, ns)
         result = self._registry.create(kind, ns, json_copy(obj), ctx)
-        return await self._done(result)
+        return await self._done(result, copy)
 
-    async def update(self, resource: str, obj: Obj, *, subresource: str = "") -> Obj:
+    async def update(self, resource: str, obj: Obj, *, subresource: str = "",
+                     copy: bool = True) -> Obj:
         """UPDATE (PUT) the whole object or one subresource; 409 on a stale resourceVersion."""
         meta = obj["metadata"]
         kind = self.kind(resource)
@@ -144,11 +152,11 @@ class Client:
                               subresource)
         result = self._registry.update(kind, meta.get("namespace", ""), meta["name"],
                                               json_copy(obj), ctx, subresource)
-        return await self._done(result)
+        return await self._done(result, copy)
 
     async def patch(self, resource: str, name: str, patch: Any, *, namespace: str = "",
                     patch_type: str = "merge", subresource: str = "",
-                    force: bool = False) -> Obj:
+                    force: bool = False, copy: bool = True) -> Obj:
         """PATCH with `merge`, `strategic`, `json` or `apply` (server-side apply)."""
         kind = self.kind(resource)
         ctx = self._authorize("patch", kind, namespace, name, subresource)
@@ -157,22 +165,23 @@ class Client:
         result = self._registry.patch(kind, namespace, name,
                                              PATCH_TYPES[patch_type], dumps(patch), ctx,
                                              subresource)
-        return await self._done(result)
+        return await self._done(result, copy)
 
     async def create_subresource(self, resource: str, name: str, subresource: str, body: Obj,
-                                 *, namespace: str = "") -> Obj:
+                                 *, namespace: str = "", copy: bool = True) -> Obj:
         """POST a body to a subresource that takes one (`pods/NAME/binding`); returns the
         object as the subresource left it."""
         kind = self.kind(resource)
         ctx = self._authorize("create", kind, namespace, name, subresource)
         result = self._registry.create_subresource(kind, namespace, name, subresource,
                                                    json_copy(body), ctx)
-        return await self._done(result)
+        return await self._done(result, copy)
 
     async def delete(self, resource: str, name: str, namespace: str = "", *,
                      propagation_policy: str | None = None,
                      grace_period_seconds: int | None = None,
-                     preconditions: Mapping[str, str] | None = None) -> Obj:
+                     preconditions: Mapping[str, str] | None = None,
+                     copy: bool = True) -> Obj:
         """DELETE (marks objects that have finalizers); policy Background/Foreground/Orphan;
         a grace period (pods: 0 deletes at once) and uid/resourceVersion preconditions."""
         options: Obj = {}
@@ -185,7 +194,7 @@ class Client:
         kind = self.kind(resource)
         ctx = self._authorize("delete", kind, namespace, name)
         result = self._registry.delete(kind, namespace, name, ctx, options or None)
-        return await self._done(result)
+        return await self._done(result, copy)
 
     async def watch(self, resource: str, namespace: str | None = None, *,
                     resource_version: str = "", label_selector: str = "",

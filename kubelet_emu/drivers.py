@@ -269,7 +269,7 @@ class FakeDriver:
                 return
             status["devices"] = devices
             try:
-                await self.client.update(CLAIMS, claim, subresource="status")
+                await self.client.update(CLAIMS, claim, subresource="status", copy=False)
                 return
             except ApiError as e:
                 if e.code != 409:

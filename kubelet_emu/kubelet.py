@@ -506,7 +506,7 @@ class Kubelet(Controller[Key]):
             "firstTimestamp": now, "lastTimestamp": now, "reportingComponent": "kubelet",
             "reportingInstance": node}
         try:
-            await self.node_client(KUBELET_ACCOUNT, node).create("events", event)
+            await self.node_client(KUBELET_ACCOUNT, node).create("events", event, copy=False)
         except ApiError as e:
             log.warning("event %s on %s: %s", reason, meta["name"], e)
 
@@ -525,8 +525,9 @@ class Kubelet(Controller[Key]):
         patch: Obj = {"status": status}
         if not (node.get("spec") or {}).get("podCIDR") and not state.emulated:
             await client.patch(NODES, name, {"spec": {"podCIDR": state.where.pod_cidr,
-                                                      "podCIDRs": [state.where.pod_cidr]}})
-        await client.patch(NODES, name, patch, subresource="status")
+                                                      "podCIDRs": [state.where.pod_cidr]}},
+                               copy=False)
+        await client.patch(NODES, name, patch, subresource="status", copy=False)
         self.queue.add_after(("status", name), nodes.STATUS_REPORT_SECONDS)
 
     async def renew_lease(self, name: str) -> None:
@@ -551,12 +552,11 @@ class Kubelet(Controller[Key]):
                     raise
                 state.lease = await client.get(LEASES, name, nodes.LEASE_NAMESPACE)
         else:
-            lease = state.lease
-            lease["spec"] = {**lease.get("spec", {}), "holderIdentity": name,
-                             "leaseDurationSeconds": nodes.LEASE_DURATION_SECONDS,
-                             "renewTime": now}
+            lease = {**state.lease, "spec": {  # the stored lease is shared: never mutated
+                **state.lease.get("spec", {}), "holderIdentity": name,
+                "leaseDurationSeconds": nodes.LEASE_DURATION_SECONDS, "renewTime": now}}
             try:
-                state.lease = await client.update(LEASES, lease)
+                state.lease = await client.update(LEASES, lease, copy=False)
             except ApiError as e:
                 state.lease = None
                 if e.code not in (404, 409):

@@ -825,7 +825,7 @@ class PodWorker:
         await self._client(state.name).patch(
             PODS, meta["name"], {"metadata": {"resourceVersion": meta["resourceVersion"]},
                                  "status": status},
-            namespace=meta["namespace"], subresource="status")
+            namespace=meta["namespace"], subresource="status", copy=False)
 
     async def _write_pending(self, key: str, pod: Obj, state: NodeState, why: str) -> None:
         if self.pending_written.get(key) == why:

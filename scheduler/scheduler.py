@@ -468,7 +468,9 @@ class Scheduler(Controller[str]):
                 orjson.dumps([c.claim["status"]["allocation"].get("nodeSelector")
                               for c in claims if c.allocated], option=orjson.OPT_SORT_KEYS),
                 *self._node_allocatable_shape(pod, claims)]))
-        feasible: list[tuple[str, Verdict]] = []
+        found = 0  # feasible nodes, and the best-scored of them so far
+        top = -1.0
+        best: list[tuple[str, list[Obj]]] = []
         rejections: list[Rejection] = []
         unavailable = False
         extended_by_node: dict[str, Extended | None] = {}
@@ -489,18 +491,23 @@ class Scheduler(Controller[str]):
                 rejections.append(verdict.rejection)
                 unavailable = unavailable or verdict.rejection.reasons == (UNAVAILABLE,)
                 continue
-            feasible.append((name, verdict))
-            if len(feasible) >= want:
+            score = verdict.score  # Score, as the nodes are found (one pass, not three)
+            if score > top:
+                top, best = score, [(name, verdict.results)]
+            elif score == top:
+                best.append((name, verdict.results))
+            found += 1
+            if found >= want:
                 break
         self._next_start = (self._next_start + processed) % max(total, 1)
-        if not feasible:
+        if not found:
             victim = self._deallocatable(pod, claims) if unavailable else None
             if claims:
                 post = ("deallocation of ResourceClaim completed" if victim is not None
                         else "still not schedulable")
             raise Unschedulable(fit_error(total, rejections=rejections,
                                                    post_filter=post), victim)
-        node_name, results = self._select(feasible)
+        node_name, results = self._select(best)
         extended = extended_by_node.get(node_name)
         if extended is not None:
             results, extended.allocation = results[:-1], results[-1]
@@ -655,11 +662,10 @@ class Scheduler(Controller[str]):
                 return c
         return None
 
-    def _select(self, feasible: list[tuple[str, Verdict]]) -> tuple[str, list[Obj]]:
-        """Score: DRA's prioritized-list points (8 − subrequest index per result), then the
-        least-allocated spread; ties go to a seeded random pick (upstream's selectHost)."""
-        top = max(v.score for _, v in feasible)
-        best = [(name, v.results) for name, v in feasible if v.score == top]
+    def _select(self, best: list[tuple[str, list[Obj]]]) -> tuple[str, list[Obj]]:
+        """The node among the best-scored (DRA's prioritized-list points, 8 − subrequest
+        index per result, then the least-allocated spread): ties go to a seeded random pick
+        (upstream's selectHost)."""
         return best[self._random.randrange(len(best))] if len(best) > 1 else best[0]
 
     def _least_allocated(self, node_name: str, want_cpu: float, want_memory: float) -> float:
@@ -803,7 +809,7 @@ class Scheduler(Controller[str]):
             meta = pod["metadata"]
             await self.client.patch("pods", meta["name"], {"status": {
                 nodealloc.STATUSES: choice.node_allocatable}},
-                namespace=meta.get("namespace", ""), subresource="status")
+                namespace=meta.get("namespace", ""), subresource="status", copy=False)
         return conditional
 
     async def _create_extended(self, pod: Obj, extended: Extended, now: str) -> Obj:
@@ -837,10 +843,10 @@ class Scheduler(Controller[str]):
                 if allocation is not None:
                     protected = with_finalizer(claim)
                     if protected is not None:
-                        claim = await self.client.update(CLAIMS, protected)
+                        claim = await self.client.update(CLAIMS, protected, copy=False)
                 return await self.client.update(
                     CLAIMS, with_reservation(claim, c.consumer, allocation),
-                    subresource="status")
+                    subresource="status", copy=False)
             except ApiError as e:
                 if e.code != 409:
                     raise
@@ -897,7 +903,7 @@ class Scheduler(Controller[str]):
                 "metadata": {"name": meta["name"], "namespace": meta.get("namespace", ""),
                              "uid": meta.get("uid")},
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node}},
-                namespace=meta.get("namespace", ""))
+                namespace=meta.get("namespace", ""), copy=False)
         except ApiError as e:
             self.usage.forget(key)
             if e.code == 404:

@@ -80,7 +80,7 @@ class EventRecorder:
             "reportingInstance": self.instance}
         for attempt in range(8):
             try:
-                created = await self.client.create(EVENTS, body, namespace)
+                created = await self.client.create(EVENTS, body, namespace, copy=False)
                 break
             except ApiError as e:
                 if e.code != 409 or attempt == 7:

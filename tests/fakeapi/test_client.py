@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fakeapi.cluster import Cluster, ClusterConfig
 
 CM = "configmaps"
@@ -28,3 +30,29 @@ async def test_list_without_copy_returns_the_stored_objects() -> None:
             assert obj is stored
             assert copy is not stored
     assert len(await client.list(CM, None, copy=False)) == 5
+
+
+async def test_writes_without_copy_return_the_stored_objects() -> None:
+    cluster = Cluster(ClusterConfig(seed=1))
+    client = cluster.client("test")
+    kind = client.kind(CM)
+
+    def stored(obj: dict[str, Any]) -> dict[str, Any]:
+        return cluster.registry.get(kind, "default", obj["metadata"]["name"]).object
+
+    writes = [
+        lambda copy: client.create(CM, {"metadata": {"name": f"new-{str(copy).lower()}",
+                                                     "namespace": "default"}}, copy=copy),
+        lambda copy: client.update(CM, {"metadata": {"name": "new-true",
+                                                     "namespace": "default"},
+                                        "data": {"k": str(copy)}}, copy=copy),
+        lambda copy: client.patch(CM, "new-true", {"data": {"p": str(copy)}}, namespace="default",
+                                  copy=copy),
+    ]
+    for write in writes:
+        shared = await write(False)
+        assert shared is stored(shared)
+        copied = await write(True)
+        assert copied == stored(copied) and copied is not stored(copied)
+    copied["data"]["k"] = "changed by the caller"  # a copy is the caller's own
+    assert stored(copied)["data"]["k"] == "True"
