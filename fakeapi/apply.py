@@ -578,6 +578,9 @@ class _Entry:
     subresource: str
     fields: FieldSet
     time: str | None
+    stored: dict[str, Any] | None = None
+    """The stored entry this one was read from: written again as it is while its fields
+    are still that entry's (most writes leave the other managers' entries alone)."""
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -605,6 +608,10 @@ class _Entry:
 
     def to_wire(self, *, canonical: bool = True) -> dict[str, Any]:
         """The `ManagedFieldsEntry` object (`canonical=False`: the fields are in wire order)."""
+        stored = self.stored
+        if (canonical and stored is not None and stored.get("fieldsV1") is self.fields
+                and stored.get("time") == self.time):
+            return stored  # stored entries are canonical already (and never mutated)
         d: dict[str, Any] = {"manager": self.manager, "operation": self.operation,
                              "apiVersion": self.api_version}
         if self.time:
@@ -636,7 +643,7 @@ def _decode(entries: Any, *, check: bool = False) -> _Managed:
             continue
         e = _Entry(str(raw.get("manager") or ""), str(raw.get("operation") or UPDATE),
                    str(raw.get("apiVersion") or ""), str(raw.get("subresource") or ""),
-                   fields, raw.get("time"))
+                   fields, raw.get("time"), None if check else raw)
         prev = out.get(e.key)
         if prev is not None:
             e.fields = fp.union(prev.fields, e.fields)
@@ -746,7 +753,7 @@ def record_update(old: dict[str, Any] | None, new: dict[str, Any], *, manager: s
         return []
     requested = meta.get("managedFields")
     old_entries = (old or {}).get("metadata", {}).get("managedFields")
-    if subresource:
+    if subresource or (old_entries and requested == old_entries):  # (sent back unchanged)
         managed = _decode(old_entries)
     elif _is_reset(requested):
         managed = {}

@@ -173,21 +173,28 @@ def union(a: FieldSet, b: FieldSet) -> FieldSet:
 
 
 def difference(a: FieldSet, b: FieldSet) -> FieldSet:
-    """The paths of `a` that are not members of `b` (children of a removed path stay)."""
+    """The paths of `a` that are not members of `b` (children of a removed path stay);
+    `a` itself when that removes nothing (so an untouched set keeps its identity)."""
     if not a or not b:
         return a
-    out = dict(a)
+    out: FieldSet | None = None
     for k in b if len(b) < len(a) else a:  # only the shared keys change: visit the fewer
         an, bn = a.get(k), b.get(k)
         if an is None or bn is None:
             continue
-        node = make_node(is_member(an) and not is_member(bn),
-                         difference(children(an), children(bn)))
+        kids = children(an)
+        rest = difference(kids, children(bn))
+        member = is_member(an)
+        if rest is kids and not (member and is_member(bn)):
+            continue  # nothing of this branch is removed
+        if out is None:
+            out = dict(a)
+        node = make_node(member and not is_member(bn), rest)
         if node is None:
             del out[k]
         else:
             out[k] = node
-    return out
+    return a if out is None else out
 
 
 def intersection(a: FieldSet, b: FieldSet) -> FieldSet:

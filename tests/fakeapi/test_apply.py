@@ -156,6 +156,32 @@ def test_set_algebra(a: Any, b: Any, union: Any, diff: Any, inter: Any) -> None:
     assert _members(fp.difference(sa, sb)) == sorted("".join(p) for p in diff)
     assert _members(fp.intersection(sa, sb)) == sorted("".join(p) for p in inter)
     assert fp.difference(sa, sa) == {}
+    # removing nothing gives the set back itself (untouched managedFields entries are
+    # written again as stored)
+    kept = fp.difference(sa, sb)
+    assert (kept is sa) == (_members(kept) == _members(sa))
+
+
+def test_untouched_managed_fields_entries_are_the_stored_ones() -> None:
+    schema = get_schemas().for_gvk("", "v1", "ConfigMap")
+    stored: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap",
+                              "metadata": {"name": "c"}, "data": {"a": "1"}}
+    record_update(None, stored, manager="creator", schema=schema, now="2026-01-01T00:00:00Z")
+    new = copy.deepcopy(stored)
+    new["data"]["b"] = "2"
+    entries = record_update(stored, new, manager="other", schema=schema,
+                            now="2026-01-01T00:00:01Z")
+    assert [e["manager"] for e in entries] == ["creator", "other"]
+    assert entries[0] is stored["metadata"]["managedFields"][0]
+    assert entries[1]["fieldsV1"] == {"f:data": {"f:b": {}}}
+    # a write that takes a field over rewrites the entry it took it from
+    newer = copy.deepcopy(new)
+    newer["data"]["a"] = "3"
+    entries = record_update(new, newer, manager="other", schema=schema,
+                            now="2026-01-01T00:00:02Z")
+    assert [e["manager"] for e in entries] == ["creator", "other"]
+    assert entries[0] is not new["metadata"]["managedFields"][0]
+    assert "f:a" not in entries[0]["fieldsV1"]["f:data"]
 
 
 @pytest.mark.parametrize("pe,text", [
