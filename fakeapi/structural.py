@@ -22,6 +22,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
+
 from fakeapi.decode import go_quote, json_kind
 from fakeapi.errors import ApiError, bad_request
 from fakeapi.schemas import Schema, get_schemas, types_of
@@ -688,21 +690,43 @@ def strict_message(duplicates: Sequence[str], unknown: Sequence[str]) -> list[st
     return list(dict.fromkeys(msgs))[:MAX_STRICT_ERRORS]
 
 
+def _changed(obj: Any, known: dict[str, Any] | None) -> Any:
+    """`obj` without the top-level fields whose JSON is that of `known` (a stored object,
+    checked when it was stored); orjson tells `1`, `1.0` and `true` apart, as a check must."""
+    if not known or obj.__class__ is not dict:
+        return obj
+    out = {}
+    for k, x in obj.items():
+        stored = known.get(k, _DROP)
+        if stored is _DROP or (stored is not x and not _same_json(stored, x)):
+            out[k] = x
+    return out
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    try:
+        return orjson.dumps(a) == orjson.dumps(b)
+    except (TypeError, orjson.JSONEncodeError):  # beyond orjson (huge integers): walk it
+        return False
+
+
 def check(obj: dict[str, Any], schema: Schema, *, mode: str,
           duplicates: Sequence[str] = (), kind: str | None = None,
-          version: str | None = None) -> tuple[dict[str, Any], list[str]]:
+          version: str | None = None,
+          known: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[str]]:
     """Decode-check `obj` against its kind's root `schema` under a fieldValidation `mode`.
 
     Returns (object, warnings). The object is `obj` itself when nothing had to change, else a
     copy with unknown fields dropped (Warn, Ignore) and integral floats made ints; the input is
     never mutated. `duplicates` are the duplicate-field paths from `decode_body`, reported like
     unknown fields. Type mismatches are always a 400, whatever the mode; unknown/duplicate
-    fields are a 400 only in Strict. `kind`/`version` default to the object's own.
+    fields are a 400 only in Strict. `kind`/`version` default to the object's own. `known`
+    is the stored version an update replaces: top-level fields equal to it pass unwalked.
     """
     if mode not in MODES:
         raise ValueError(f"unknown fieldValidation mode {mode!r}")
     root = compile_schema(schema)
-    if not duplicates and _valid(obj, root):
+    if not duplicates and _valid(_changed(obj, known), root):
         return obj, []
     checker = _Checker(prune=mode != "Strict")
     try:

@@ -347,7 +347,9 @@ class Registry:
         view = self.view(kind, subresource)
         if view is not None:
             return self._update_view(kind, namespace, name, view, body, ctx)
-        obj, warnings = self._decode_object(kind, body, ctx)
+        stored = self.store.get(kind.resource_id, namespace, name)
+        obj, warnings = self._decode_object(kind, body, ctx,
+                                            stored.object if stored is not None else None)
         return self._update(kind, namespace, name, obj, ctx, subresource, warnings)
 
     def _update_view(self, kind: Kind, namespace: str, name: str, view: ViewStrategy,
@@ -383,7 +385,8 @@ class Registry:
         patched = apply_patch(patch_type, current.object, body, self._schema(kind))
         if not isinstance(patched, dict):
             raise bad_request("patched object must be a JSON object")
-        patched, warnings = self._check_fields(kind, patched, ctx.field_validation, [])
+        patched, warnings = self._check_fields(kind, patched, ctx.field_validation, [],
+                                               current.object)
         return self._update(kind, namespace, name, patched, ctx, subresource, warnings)
 
     def delete(self, kind: Kind, namespace: str, name: str, ctx: RequestContext,
@@ -590,20 +593,23 @@ class Registry:
         return WriteResult(event=event, object=event.object, created=created, warnings=warnings,
                            type=type)
 
-    def _decode_object(self, kind: Kind, body: Any, ctx: RequestContext
-                       ) -> tuple[Obj, builtins.list[str]]:
+    def _decode_object(self, kind: Kind, body: Any, ctx: RequestContext,
+                       known: Obj | None = None) -> tuple[Obj, builtins.list[str]]:
         duplicates: list[str] = []
         if isinstance(body, tuple):
             body, duplicates = body
         obj, warnings = self._check_fields(kind, require_object(body, kind),
-                                           ctx.field_validation, duplicates)
+                                           ctx.field_validation, duplicates, known)
         check_type_meta(obj, kind)
         obj.setdefault("apiVersion", kind.api_version)
         obj.setdefault("kind", kind.kind)
         return obj, warnings
 
     def _check_fields(self, kind: Kind, obj: Obj, mode: str,
-                      duplicates: builtins.list[str]) -> tuple[Obj, builtins.list[str]]:
+                      duplicates: builtins.list[str], known: Obj | None = None
+                      ) -> tuple[Obj, builtins.list[str]]:
+        """Decode-check a body (`known`: the stored version it replaces, whose equal
+        top-level fields need no second walk)."""
         if kind.custom_schema:
             return self._prune_custom(kind, obj, mode, duplicates)
         schema = self._schema(kind)
@@ -611,7 +617,7 @@ class Registry:
             return obj, structural.check_duplicates(duplicates, mode, kind=kind.kind,
                                                     version=kind.version)
         return structural.check(obj, schema, mode=mode, duplicates=duplicates, kind=kind.kind,
-                                version=kind.version)
+                                version=kind.version, known=known)
 
     def _prune_custom(self, kind: Kind, obj: Obj, mode: str,
                       duplicates: builtins.list[str]) -> tuple[Obj, builtins.list[str]]:
