@@ -26,27 +26,65 @@ class Verdict:
     score: float
 
 
+REJECTED = -1.0
+"""A rejected node's place in the score list (scores are never negative)."""
+
+
 class EquivalenceCache:
-    """The verdicts of the last shape seen, node by node."""
+    """The verdicts of the last shape seen, node by node, and their scores in the
+    scheduler's node order (`scores`: a score, REJECTED, or None when not known), so that a
+    cycle can find its window of feasible nodes with list operations instead of a loop."""
 
     def __init__(self) -> None:
         self.shape: bytes = b""
         self._verdicts: dict[str, Verdict] = {}
+        self._position: dict[str, int] = {}
+        self.scores: list[float | None] = []
+
+    def order(self, names: Iterable[str]) -> None:
+        """The nodes in the scheduler's order (call it whenever they change)."""
+        self._position = {name: i for i, name in enumerate(names)}
+        self.scores = [None] * len(self._position)
+        for name, i in self._position.items():
+            verdict = self._verdicts.get(name)
+            if verdict is not None:
+                self.scores[i] = _score(verdict)
 
     def use(self, shape: bytes) -> dict[str, Verdict]:
-        """The verdicts for `shape` (none kept when the shape differs from the last one)."""
+        """The verdicts for `shape` (none kept when the shape differs from the last one);
+        read-only: add one with `put`."""
         if shape != self.shape:
             self.shape = shape
             self._verdicts = {}
+            self.scores = [None] * len(self._position)
         return self._verdicts
+
+    def verdict(self, name: str) -> Verdict:
+        """A node's verdict for the current shape (KeyError when not known)."""
+        return self._verdicts[name]
+
+    def put(self, name: str, verdict: Verdict) -> None:
+        """Remember a node's verdict for the current shape."""
+        self._verdicts[name] = verdict
+        i = self._position.get(name)
+        if i is not None:
+            self.scores[i] = _score(verdict)
 
     def forget(self, nodes: Iterable[str] | None = None) -> None:
         """Drop the verdicts of `nodes` (None: of every node)."""
         if nodes is None:
             self._verdicts.clear()
+            self.scores = [None] * len(self._position)
             return
         for node in nodes:
             self._verdicts.pop(node, None)
+            i = self._position.get(node)
+            if i is not None:
+                self.scores[i] = None
+
+
+def _score(verdict: Verdict) -> float:
+    return REJECTED if verdict.rejection is not None else verdict.score
 
 
 def allocation_nodes(allocation: Obj | None) -> list[str] | None:

@@ -17,7 +17,7 @@ import logging
 import uuid
 from collections.abc import Callable, Iterable
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from aiohttp import web
@@ -58,7 +58,7 @@ from scheduler.claims import (
     with_finalizer,
     with_reservation,
 )
-from scheduler.equivalence import EquivalenceCache, Verdict, allocation_nodes
+from scheduler.equivalence import REJECTED, EquivalenceCache, Verdict, allocation_nodes
 from scheduler.filters import (
     CPU,
     MEMORY,
@@ -157,6 +157,10 @@ class Extended:
 
 class Scheduler(Controller[str]):
     """kube-scheduler for the pods whose `spec.schedulerName` is `default-scheduler`."""
+
+    scan_cached = True
+    """Find the node window on the equivalence cache's score list (`_scan_cached`); off,
+    every cycle walks the nodes one by one (the reference the tests compare it with)."""
 
     def __init__(self, ctx: ComponentContext) -> None:
         super().__init__(ctx)
@@ -264,6 +268,7 @@ class Scheduler(Controller[str]):
         if type_ == DELETED:
             if name in self._node_names:
                 self._node_names.remove(name)
+                self.equivalence.order(self._node_names)
             self._capacity.pop(name, None)
             self._dra_outcomes.pop(name, None)
             self._placements.pop(name, None)
@@ -272,6 +277,7 @@ class Scheduler(Controller[str]):
             if old is None and name not in self._node_names:
                 self._node_names.append(name)
                 self._node_names.sort()
+                self.equivalence.order(self._node_names)
         return self._requeue_unschedulable()
 
     def _claim_changed(self, type_: str, claim: Obj, old: Obj | None) -> list[str]:
@@ -474,6 +480,24 @@ class Scheduler(Controller[str]):
         rejections: list[Rejection] = []
         unavailable = False
         extended_by_node: dict[str, Extended | None] = {}
+        if verdicts is not None and self.scan_cached:
+            def judge(name: str) -> Verdict | None:
+                node = self.nodes.cache.get(name)
+                if node is None:
+                    return None
+                verdict, _ = self._judge(pod, node, claims, to_allocate, requests, backed,
+                                         placement, ranked, wants)
+                self.equivalence.put(name, verdict)
+                return verdict
+
+            picked = self._scan_cached(want, judge)
+            if picked is not None:
+                node_name, results = picked
+                return Choice(node=node_name, claims=claims, extended=None,
+                              allocations={c.uid: r for c, r in zip(to_allocate, results,
+                                                                    strict=True)},
+                              node_allocatable=self._node_allocatable_statuses(
+                                  pod, claims, to_allocate, results))
         order = self._node_order()
         processed = 0
         for name in order:
@@ -486,7 +510,7 @@ class Scheduler(Controller[str]):
                 verdict, extended_by_node[name] = self._judge(
                     pod, node, claims, to_allocate, requests, backed, placement, ranked, wants)
                 if verdicts is not None:
-                    verdicts[name] = verdict
+                    self.equivalence.put(name, verdict)
             if verdict.rejection is not None:
                 rejections.append(verdict.rejection)
                 unavailable = unavailable or verdict.rejection.reasons == (UNAVAILABLE,)
@@ -515,6 +539,48 @@ class Scheduler(Controller[str]):
                       allocations={c.uid: r for c, r in zip(to_allocate, results, strict=True)},
                       node_allocatable=self._node_allocatable_statuses(
                           pod, claims, to_allocate, results))
+
+    def _scan_cached(self, want: int, judge: Callable[[str], Verdict | None]
+                     ) -> tuple[str, list[Obj]] | None:
+        """The node loop of `_schedule` done on the equivalence cache's score list: the same
+        window (from the rotating start to the `want`-th feasible node), the same nodes
+        judged in the same order (only unknown ones, each before the window is known to
+        end), the same best-scored node and seeded tie-break; None when no node is feasible
+        (the loop then collects the rejections for the message)."""
+        names = self._node_names
+        total = len(names)
+        start = self._next_start % total
+        scores = self.equivalence.scores
+        row = scores[start:] + scores[:start]  # in visiting order
+        end = min(want, total)
+        while True:
+            window = row[:end]
+            try:
+                unknown = window.index(None)
+            except ValueError:
+                unknown = -1
+            if unknown >= 0:
+                verdict = judge(names[(start + unknown) % total])
+                row[unknown] = REJECTED if verdict is None else (
+                    REJECTED if verdict.rejection is not None else verdict.score)
+                continue
+            rejected = window.count(REJECTED)
+            if end - rejected >= want or end == total:
+                break
+            end = min(total, want + rejected)
+        found = end - rejected
+        if not found:
+            return None
+        self._next_start = (self._next_start + end) % total
+        known = cast(list[float], window)  # no None left in the window
+        top = max(known)
+        ties = known.count(top)
+        pick = self._random.randrange(ties) if ties > 1 else 0
+        at = known.index(top)
+        for _ in range(pick):
+            at = known.index(top, at + 1)
+        name = names[(start + at) % total]
+        return name, self.equivalence.verdict(name).results
 
     def _judge(self, pod: Obj, node: Obj, claims: list[PodClaim],
                to_allocate: list[PodClaim], requests: dict[str, Fraction], backed: list[str],

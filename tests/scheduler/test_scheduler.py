@@ -466,3 +466,49 @@ async def test_pods_of_one_shape_never_share_a_device(plane: ControlPlane,
     c["status"] = {}
     await admin.update(CLAIMS, c, subresource="status")
     assert (await scheduled(plane, admin, last))["spec"]["nodeName"] == placed[first]
+
+
+async def _placements(scan_cached: bool, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """Where 150 pods of one shape land on 150 nodes of two sizes with two GPUs each, some
+    tainted, in batches (so verdicts are reused and dropped between cycles)."""
+    monkeypatch.setattr(Scheduler, "scan_cached", scan_cached)
+    scans = 0
+    real = Scheduler._scan_cached
+
+    def counted(self: Scheduler, *args: Any) -> Any:
+        nonlocal scans
+        scans += 1
+        return real(self, *args)
+
+    monkeypatch.setattr(Scheduler, "_scan_cached", counted)
+    async with running_plane("scheduler", seed=5) as plane:
+        admin = plane.cluster.client("test")
+        await admin.create("deviceclasses.resource.k8s.io", device_class())
+        for i in range(150):
+            body = node(f"n{i:03}", cpu="8" if i % 3 else "4")
+            if i % 7 == 0:
+                body["spec"] = {"taints": [{"key": "k", "effect": "NoSchedule"}]}
+            await admin.create("nodes", body)
+            await admin.create("resourceslices.resource.k8s.io", gpu_slice(f"n{i:03}", 2))
+        await plane.settle()
+        for batch in range(5):
+            for i in range(batch * 30, batch * 30 + 30):
+                await admin.create(CLAIMS, claim(f"c{i}"))
+                await admin.create("pods", pod(f"p{i}", cpu="1", claims=[
+                    {"name": "gpu", "resourceClaimName": f"c{i}"}]))
+            await plane.settle()
+        placed = {p["metadata"]["name"]: p["spec"].get("nodeName")
+                  for p in await admin.list("pods", NS)}
+        devices = {c["metadata"]["name"]: c["status"]["allocation"]["devices"]["results"]
+                   for c in await admin.list(CLAIMS, NS)}
+    return {"placed": placed, "devices": devices, "scans": scans}
+
+
+async def test_the_cached_window_scan_places_pods_as_the_node_loop_does(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    fast = await _placements(True, monkeypatch)
+    slow = await _placements(False, monkeypatch)
+    assert fast["scans"] >= 150 and slow["scans"] == 0
+    assert fast["placed"] == slow["placed"] and fast["devices"] == slow["devices"]
+    assert len(set(fast["placed"].values())) > 50  # spread over many nodes, none tainted
+    assert not any(int(n[1:]) % 7 == 0 for n in fast["placed"].values())
