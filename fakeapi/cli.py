@@ -17,7 +17,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from fakeapi import authn, cel, features, logcheck, malloc
+from fakeapi import authn, cel, features, logcheck, serverprocess
 from fakeapi.cluster import ClusterConfig
 from fakeapi.controlplane import ALL_COMPONENTS, ControlPlane
 from fakeapi.kubeconfig import read_kubeconfig, write_kubeconfig
@@ -218,7 +218,7 @@ async def serve(args: argparse.Namespace) -> int:
     """Start, print one ready line, run until SIGINT/SIGTERM, flush, exit 0."""
     if args.cel_engine:
         cel.set_default_engine(args.cel_engine)
-    malloc.fix_mmap_threshold()  # RSS follows the retained log, not the largest object seen
+    serverprocess.tune()  # RSS follows the retained log; the collector runs less often
     state_dir = args.data_dir or make_temporary_state()
     # (argparse runs the string default through parse_profile too)
     emulator = EmulatorSettings(nodes=args.nodes, profile=args.node_profile,
