@@ -88,9 +88,9 @@ FileVersion = tuple[int, int, int]
 """(inode, size, mtime in ns): a file replaced by `write_atomically` gets a new inode."""
 
 
-def _version(path: Path) -> FileVersion | None:
+def _version(path: str) -> FileVersion | None:
     try:
-        st = path.stat()
+        st = os.stat(path)
     except FileNotFoundError:
         return None
     return st.st_ino, st.st_size, st.st_mtime_ns
@@ -105,6 +105,7 @@ class Registry:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        self._dir = str(folder)
         self._cache: dict[str, tuple[FileVersion, Obj | None]] = {}
         """By file name: the version read and its spec (None when unreadable)."""
         self._index: dict[str, tuple[str, Obj]] = {}
@@ -113,34 +114,46 @@ class Registry:
     def _scan(self, *, recheck: bool) -> None:
         """Read the folder again: files gone are dropped, new ones parsed and, with
         `recheck`, every known file's version checked (and the file parsed again if it
-        changed)."""
+        changed). The index changes only where files did."""
         try:
-            names = sorted(n for n in os.listdir(self.folder) if n.endswith(".json"))
+            names = {n for n in os.listdir(self._dir) if n.endswith(".json")}
         except FileNotFoundError:
-            names = []
-        cache: dict[str, tuple[FileVersion, Obj | None]] = {}
+            names = set()
+        changed = [n for n in self._cache if n not in names]
+        for name in changed:
+            del self._cache[name]
         for name in names:
             hit = self._cache.get(name)
-            if hit is None or recheck:
-                path = self.folder / name
-                version = _version(path)
-                if version is None:
-                    continue
-                if hit is None or hit[0] != version:
-                    try:
-                        doc: Obj | None = orjson.loads(path.read_bytes())
-                    except (OSError, ValueError):
-                        doc = None  # an unreadable spec is skipped, as the cdi cache does
-                    hit = (version, doc if isinstance(doc, dict) else None)
-            cache[name] = hit
+            if hit is not None and not recheck:
+                continue
+            version = _version(os.path.join(self._dir, name))
+            if version is None:
+                self._cache.pop(name, None)
+                changed.append(name)
+                continue
+            if hit is None or hit[0] != version:
+                try:
+                    with open(os.path.join(self._dir, name), "rb") as f:
+                        doc: Obj | None = orjson.loads(f.read())
+                except (OSError, ValueError):
+                    doc = None  # an unreadable spec is skipped, as the cdi cache does
+                self._cache[name] = (version, doc if isinstance(doc, dict) else None)
+                changed.append(name)
+        if changed:
+            self._reindex()
+
+    def _reindex(self) -> None:
+        """Index every spec's devices (a device defined twice keeps the definition of the
+        file that sorts last)."""
         index: dict[str, tuple[str, Obj]] = {}
-        for name, (_, spec_doc) in cache.items():
+        for name in sorted(self._cache):
+            spec_doc = self._cache[name][1]
             if spec_doc is None:
                 continue
             kind = str(spec_doc.get("kind"))
             for d in spec_doc.get("devices") or []:
                 index[qualified(kind, str(d.get("name")))] = (name, d)
-        self._cache, self._index = cache, index
+        self._index = index
 
     def _fresh(self, wanted: list[str]) -> bool:
         """Whether the index knows every wanted name, from files still as it read them."""
@@ -150,7 +163,7 @@ class Registry:
             if hit is None:
                 return False
             files.add(hit[0])
-        return all(_version(self.folder / f) == self._cache[f][0] for f in files)
+        return all(_version(os.path.join(self._dir, f)) == self._cache[f][0] for f in files)
 
     def resolve(self, names: Iterable[str]) -> tuple[ContainerEdits, list[str]]:
         """The edits of fully qualified device names, and the names no spec defines."""
