@@ -102,6 +102,12 @@ class WriteResult:
         return self.event.raw if self.event is not None else dumps(self.object)
 
 
+def _writable_top(obj: Obj) -> Obj:
+    """A copy of a stored object whose top level and first-level objects (metadata, spec,
+    status) are new dicts; deeper values are still the stored ones."""
+    return {k: dict(v) if isinstance(v, dict) else v for k, v in obj.items()}
+
+
 class ListResult:
     """A page of a list: encoded items, the list's revision, the continue token, and how many
     items follow this page (upstream's remainingItemCount: None when not counted)."""
@@ -470,8 +476,8 @@ class Registry:
             code, answer = strategy.act(current.object, body, ctx, self)
             return WriteResult(event=None, object=answer, created=code == 201,
                                type="" if ctx.dry_run else MODIFIED)
-        return self._commit(MODIFIED, kind, strategy.apply(json_copy(current.object), body, ctx),
-                            ctx)
+        return self._commit(MODIFIED, kind, strategy.apply(_writable_top(current.object), body,
+                                                           ctx), ctx)
 
     def delete_collection(self, kind: Kind, namespace: str | None, ctx: RequestContext, *,
                           predicate: Callable[[Obj], bool] | None = None,

@@ -149,7 +149,9 @@ class CreateSubresourceStrategy:
         return []
 
     def apply(self, current: Obj, body: Obj, ctx: RequestContext) -> Obj:
-        """The object to store: `current` (a copy the strategy owns) changed by the body."""
+        """The object to store: `current` changed by the body. `current` is a copy whose top
+        level and first-level objects the strategy may change in place; deeper values are
+        the stored ones (replace them, never mutate them)."""
         raise NotImplementedError
 
 

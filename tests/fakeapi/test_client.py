@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from fakeapi.cluster import Cluster, ClusterConfig
 
 CM = "configmaps"
@@ -56,3 +58,18 @@ async def test_writes_without_copy_return_the_stored_objects() -> None:
         assert copied == stored(copied) and copied is not stored(copied)
     copied["data"]["k"] = "changed by the caller"  # a copy is the caller's own
     assert stored(copied)["data"]["k"] == "True"
+
+
+async def test_binding_leaves_the_stored_pod_it_replaces_alone() -> None:
+    cluster = Cluster(ClusterConfig(seed=1))
+    client = cluster.client("test")
+    before = await client.create("pods", {
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]}}, copy=False)
+    frozen = orjson.dumps(before)
+    bound = await client.create_subresource("pods", "p", "binding", {
+        "metadata": {"name": "p", "annotations": {"a": "b"}},
+        "target": {"kind": "Node", "name": "n1"}}, namespace="default", copy=False)
+    assert bound["spec"]["nodeName"] == "n1" and bound["metadata"]["annotations"] == {"a": "b"}
+    assert [c["type"] for c in bound["status"]["conditions"]] == ["PodScheduled"]
+    assert orjson.dumps(before) == frozen  # the version a watcher may still hold
