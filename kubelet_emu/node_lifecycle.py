@@ -117,30 +117,41 @@ class NodeLifecycleController(Controller[str]):
                                "message": message, "lastTransitionTime": now,
                                "lastHeartbeatTime": (old or {}).get("lastHeartbeatTime")})
         others = [c for t, c in by_type.items() if t not in CONDITIONS]
-        return await self.client.patch("nodes", node["metadata"]["name"],
-                                       {"status": {"conditions": conditions + others}},
-                                       subresource="status")
+        return await self.client.patch("nodes", node["metadata"]["name"], {
+            "metadata": {"resourceVersion": node["metadata"]["resourceVersion"]},
+            "status": {"conditions": conditions + others}}, subresource="status")
 
     async def _mark_pods_not_ready(self, node: str) -> None:
         """Same as upstream's MarkPodsNotReady: every pod on the node is not Ready any more."""
         now = rfc3339(self.clock.now())
         for pod in self.pods.cache.by_index(NODE_INDEX, node):
-            conditions = list((pod.get("status") or {}).get("conditions") or [])
-            changed = False
-            for i, c in enumerate(conditions):
-                if c.get("type") == "Ready" and c.get("status") != "False":
-                    conditions[i] = {**c, "status": "False", "lastTransitionTime": now}
-                    changed = True
-            if not changed:
-                continue
             meta = pod["metadata"]
-            try:
-                await self.client.patch("pods", meta["name"], {"status": {
-                    "conditions": conditions}}, namespace=meta["namespace"],
-                    subresource="status")
-            except ApiError as e:
-                if e.code != 404:
-                    raise
+            for _ in range(5):  # the conditions are written whole: only over what was read
+                conditions = list((pod.get("status") or {}).get("conditions") or [])
+                changed = False
+                for i, c in enumerate(conditions):
+                    if c.get("type") == "Ready" and c.get("status") != "False":
+                        conditions[i] = {**c, "status": "False", "lastTransitionTime": now}
+                        changed = True
+                if not changed:
+                    break
+                try:
+                    await self.client.patch("pods", meta["name"], {
+                        "metadata": {"resourceVersion": pod["metadata"]["resourceVersion"]},
+                        "status": {"conditions": conditions}}, namespace=meta["namespace"],
+                        subresource="status", copy=False)
+                    break
+                except ApiError as e:
+                    if e.code == 404:
+                        break
+                    if e.code != 409:
+                        raise
+                try:
+                    pod = await self.client.get("pods", meta["name"], meta["namespace"])
+                except ApiError as e:
+                    if e.code != 404:
+                        raise
+                    break
 
     async def _taint(self, node: Obj) -> None:
         ready = _condition(node, "Ready")
@@ -154,8 +165,9 @@ class NodeLifecycleController(Controller[str]):
                for k, e in wanted if (k, e) not in have]
         if not add and len(keep) == len(current):
             return
-        await self.client.patch("nodes", node["metadata"]["name"],
-                                {"spec": {"taints": keep + add or None}})
+        await self.client.patch("nodes", node["metadata"]["name"], {  # a 409 retries the key
+            "metadata": {"resourceVersion": node["metadata"]["resourceVersion"]},
+            "spec": {"taints": keep + add or None}}, copy=False)
 
 
 class TaintEvictionController(Controller[str]):
@@ -213,12 +225,19 @@ class TaintEvictionController(Controller[str]):
                            "reason": "DeletionByTaintManager",
                            "message": "Taint manager: deleting due to NoExecute taint",
                            "lastTransitionTime": now})
+        try:  # the conditions are written whole: a 409 (the pod changed) retries the key
+            await self.client.patch("pods", meta["name"], {
+                "metadata": {"resourceVersion": meta["resourceVersion"]},
+                "status": {"conditions": conditions}}, namespace=meta["namespace"],
+                subresource="status", copy=False)
+        except ApiError as e:
+            if e.code != 404:
+                raise
+            return
         try:
-            await self.client.patch("pods", meta["name"], {"status": {"conditions": conditions}},
-                                    namespace=meta["namespace"], subresource="status")
             await self.client.delete("pods", meta["name"], meta["namespace"],
                                      preconditions={"uid": meta["uid"]})
         except ApiError as e:
-            if e.code not in (404, 409):
+            if e.code not in (404, 409):  # gone, or replaced by a pod of the same name
                 raise
 

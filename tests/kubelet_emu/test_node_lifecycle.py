@@ -15,6 +15,7 @@ from fakeapi.client import Client
 from fakeapi.clock import VirtualClock
 from fakeapi.controlplane import ControlPlane
 from fakeapi.errors import ApiError
+from kubelet_emu.node_lifecycle import NodeLifecycleController
 from tests.kubelet_emu.harness import condition, emulated_plane, present_condition
 
 NODE_FAULTS = "nodefaults.emulator.fakeapi.dev"
@@ -139,3 +140,35 @@ async def test_a_not_ready_node_is_tainted_not_ready(tmp_path: Path, status: str
             ("node.kubernetes.io/not-ready", "NoExecute"),
             ("node.kubernetes.io/not-ready", "NoSchedule")]
         assert [t for t in taints if t["effect"] == "NoExecute"][0]["timeAdded"]
+
+
+async def test_whole_list_writes_never_overwrite_a_change_they_did_not_read(
+        tmp_path: Path) -> None:
+    """The controller writes the node's conditions and taints as whole lists: from a stale
+    read the write is refused (409), and the retry keeps the other writer's change."""
+    async with emulated_plane(tmp_path, nodes=1, components=COMPONENTS) as plane:
+        c = admin(plane)
+        controller = plane.components["node-lifecycle-controller"]
+        assert isinstance(controller, NodeLifecycleController)
+        stale = await c.get("nodes", "worker-0")
+        other = {"type": "example.com/Custom", "status": "True", "reason": "Mine"}
+        node = await c.get("nodes", "worker-0")
+        await c.patch("nodes", "worker-0", {"metadata": {
+            "resourceVersion": node["metadata"]["resourceVersion"]}, "status": {
+            "conditions": [*node["status"]["conditions"], other]}}, subresource="status")
+        await c.patch("nodes", "worker-0", {"spec": {"taints": [
+            {"key": "example.com/mine", "effect": "NoSchedule"}]}})
+        await plane.settle()
+        for write in (controller._mark_unknown(stale, False), controller._taint(
+                {**stale, "status": {"conditions": [{"type": "Ready", "status": "Unknown"}]}})):
+            with pytest.raises(ApiError) as e:
+                await write
+            assert e.value.code == 409
+        await c.create(NODE_FAULTS, {"metadata": {"name": "w0-down"},
+                                     "spec": {"nodeName": "worker-0"}})
+        assert isinstance(plane.clock, VirtualClock)
+        await plane.clock.advance(70)
+        node = await c.get("nodes", "worker-0")
+        assert present_condition(node, "Ready")["status"] == "Unknown"
+        assert present_condition(node, "example.com/Custom")["reason"] == "Mine"
+        assert {t["key"] for t in node["spec"]["taints"]} == {"example.com/mine", UNREACHABLE}
