@@ -204,8 +204,9 @@ class Kubelet(Controller[Key]):
             await super().run()
         finally:
             servers, self._servers = self._servers, {}
-            for server in servers.values():
+            for name, server in servers.items():
                 await server.stop(None)
+                podresources.release(self.node_root(name) / podresources.SOCKET)
 
     # ----- PodResources -----------------------------------------------------------------
 

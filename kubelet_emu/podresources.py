@@ -284,6 +284,19 @@ def bind_path(socket: Path) -> Path:
     return Path(tempfile.gettempdir()) / f"fakeapi-podresources-{digest}.sock"
 
 
+def release(socket: Path) -> None:
+    """After the server on `socket` stopped: remove the socket bound away from it (a long
+    path's stand-in in the temporary folder) and the link to it, which nothing else would."""
+    target = bind_path(socket)
+    if target == socket:
+        return
+    for path in (target, socket):
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+
+
 async def serve(socket: Path, lister: Lister) -> Any:
     """Serve `lister` on a unix socket (see `bind_path`); returns the started grpc.aio server
     (stop it with `await server.stop(None)`)."""

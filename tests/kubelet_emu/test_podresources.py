@@ -5,6 +5,7 @@ claims, and a real gRPC client over the node's unix socket (when grpcio is insta
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -92,7 +93,7 @@ async def test_list_and_get_report_the_dra_devices(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("depth", [0, 8], ids=["short-path", "path-too-long-for-a-socket"])
 async def test_a_grpc_client_lists_over_the_nodes_socket(depth: int) -> None:
-    state = Path(tempfile.mkdtemp(prefix="pr-"))
+    base = state = Path(tempfile.mkdtemp(prefix="pr-"))
     for i in range(depth):  # deep enough that the socket path can't be bound as it is
         state = state / f"deeper-folder-{i}"
     async with emulated_plane(state, nodes=1, components=WITH_SCHEDULING) as plane:
@@ -123,3 +124,7 @@ async def test_a_grpc_client_lists_over_the_nodes_socket(depth: int) -> None:
             cpus = await call("GetAllocatableResources", "AllocatableResourcesRequest",
                               "AllocatableResourcesResponse")({})
             assert cpus["cpu_ids"] == list(range(64))
+    # the server stopped with the plane: a stand-in socket bound elsewhere is gone too
+    assert not os.path.exists(target) or target == str(socket)
+    assert not socket.is_symlink()
+    shutil.rmtree(base)
