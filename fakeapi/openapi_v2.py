@@ -28,6 +28,9 @@ from fakeapi.openapi import (
     definition_names,
     schema_closure,
 )
+from fakeapi.protowire import delimited as _bytes
+from fakeapi.protowire import key as _key
+from fakeapi.protowire import varint as _varint
 from fakeapi.schemas import get_schemas
 
 PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
@@ -88,27 +91,6 @@ def rendered(kinds: tuple[Kind, ...], protobuf: bool) -> bytes:
 
 
 # ----- gnostic openapi_v2 protobuf ---------------------------------------------------------
-
-
-def _varint(value: int) -> bytes:
-    value &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
-def _key(number: int, wire: int) -> bytes:
-    return _varint(number << 3 | wire)
-
-
-def _bytes(number: int, data: bytes) -> bytes:
-    return _key(number, 2) + _varint(len(data)) + data
 
 
 def _str(number: int, text: str) -> bytes:

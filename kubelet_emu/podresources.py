@@ -20,6 +20,8 @@ from typing import Any, NamedTuple
 
 import grpc
 
+from fakeapi import protowire as pw
+
 log = logging.getLogger(__name__)
 
 Msg = dict[str, Any]
@@ -81,23 +83,6 @@ _SCALARS = ("string", "int64", "uint64")
 # ----- wire format -------------------------------------------------------------------------
 
 
-def _varint(value: int) -> bytes:
-    value &= (1 << 64) - 1  # negative int64s as two's complement, as protobuf does
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
-def _key(number: int, wire: int) -> bytes:
-    return _varint(number << 3 | wire)
-
-
 def encode(message: str, msg: Msg) -> bytes:
     """The protobuf encoding of `msg` (a dict with proto field names) as `message`."""
     out = bytearray()
@@ -109,10 +94,10 @@ def encode(message: str, msg: Msg) -> bytes:
         if field.type in ("int64", "uint64"):
             if field.repeated:
                 if values:  # proto3 packs repeated scalars
-                    body = b"".join(_varint(int(v)) for v in values)
-                    out += _key(field.number, 2) + _varint(len(body)) + body
+                    out += pw.delimited(field.number,
+                                        b"".join(pw.varint(int(v)) for v in values))
             elif value or field.optional:
-                out += _key(field.number, 0) + _varint(int(value))
+                out += pw.key(field.number, pw.VARINT) + pw.varint(int(value))
             continue
         for v in values:
             if field.type == "string":
@@ -121,7 +106,7 @@ def encode(message: str, msg: Msg) -> bytes:
                 data = str(v).encode()
             else:
                 data = encode(field.type, v)
-            out += _key(field.number, 2) + _varint(len(data)) + data
+            out += pw.delimited(field.number, data)
     return bytes(out)
 
 
