@@ -48,7 +48,7 @@ class EquivalenceCache:
         for name, i in self._position.items():
             verdict = self._verdicts.get(name)
             if verdict is not None:
-                self.scores[i] = _score(verdict)
+                self.scores[i] = score_of(verdict)
 
     def use(self, shape: bytes) -> dict[str, Verdict]:
         """The verdicts for `shape` (none kept when the shape differs from the last one);
@@ -68,7 +68,7 @@ class EquivalenceCache:
         self._verdicts[name] = verdict
         i = self._position.get(name)
         if i is not None:
-            self.scores[i] = _score(verdict)
+            self.scores[i] = score_of(verdict)
 
     def forget(self, nodes: Iterable[str] | None = None) -> None:
         """Drop the verdicts of `nodes` (None: of every node)."""
@@ -83,7 +83,8 @@ class EquivalenceCache:
                 self.scores[i] = None
 
 
-def _score(verdict: Verdict) -> float:
+def score_of(verdict: Verdict) -> float:
+    """A verdict's place in the score list: its score, or REJECTED."""
     return REJECTED if verdict.rejection is not None else verdict.score
 
 

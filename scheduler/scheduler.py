@@ -58,7 +58,13 @@ from scheduler.claims import (
     with_finalizer,
     with_reservation,
 )
-from scheduler.equivalence import REJECTED, EquivalenceCache, Verdict, allocation_nodes
+from scheduler.equivalence import (
+    REJECTED,
+    EquivalenceCache,
+    Verdict,
+    allocation_nodes,
+    score_of,
+)
 from scheduler.filters import (
     CPU,
     MEMORY,
@@ -474,43 +480,52 @@ class Scheduler(Controller[str]):
                 orjson.dumps([c.claim["status"]["allocation"].get("nodeSelector")
                               for c in claims if c.allocated], option=orjson.OPT_SORT_KEYS),
                 *self._node_allocatable_shape(pod, claims)]))
+        extended_by_node: dict[str, Extended | None] = {}
+
+        def judge(name: str) -> Verdict | None:
+            """Filter and Score on a node without a verdict yet (None: the node is gone)."""
+            node = self.nodes.cache.get(name)
+            if node is None:
+                return None
+            verdict, extended_by_node[name] = self._judge(
+                pod, node, claims, to_allocate, requests, backed, placement, ranked, wants)
+            if verdicts is not None:
+                self.equivalence.put(name, verdict)
+            return verdict
+
+        picked = (self._scan_cached(want, judge) if verdicts is not None and self.scan_cached
+                  else None)
+        if picked is None:
+            picked = self._scan_nodes(pod, claims, want, verdicts, judge, post)
+        node_name, results = picked
+        extended = extended_by_node.get(node_name)
+        if extended is not None:
+            results, extended.allocation = results[:-1], results[-1]
+        return Choice(node=node_name, claims=claims, extended=extended,
+                      allocations={c.uid: r for c, r in zip(to_allocate, results, strict=True)},
+                      node_allocatable=self._node_allocatable_statuses(
+                          pod, claims, to_allocate, results))
+
+    def _scan_nodes(self, pod: Obj, claims: list[PodClaim], want: int,
+                    verdicts: dict[str, Verdict] | None, judge: Callable[[str], Verdict | None],
+                    post: str) -> tuple[str, list[Obj]]:
+        """Filter and Score node by node from the rotating start until `want` nodes fit
+        (upstream's numFeasibleNodesToFind), then the best-scored one; Unschedulable with
+        every node's rejection when none fits."""
+        total = len(self._node_names)
         found = 0  # feasible nodes, and the best-scored of them so far
         top = -1.0
         best: list[tuple[str, list[Obj]]] = []
         rejections: list[Rejection] = []
         unavailable = False
-        extended_by_node: dict[str, Extended | None] = {}
-        if verdicts is not None and self.scan_cached:
-            def judge(name: str) -> Verdict | None:
-                node = self.nodes.cache.get(name)
-                if node is None:
-                    return None
-                verdict, _ = self._judge(pod, node, claims, to_allocate, requests, backed,
-                                         placement, ranked, wants)
-                self.equivalence.put(name, verdict)
-                return verdict
-
-            picked = self._scan_cached(want, judge)
-            if picked is not None:
-                node_name, results = picked
-                return Choice(node=node_name, claims=claims, extended=None,
-                              allocations={c.uid: r for c, r in zip(to_allocate, results,
-                                                                    strict=True)},
-                              node_allocatable=self._node_allocatable_statuses(
-                                  pod, claims, to_allocate, results))
-        order = self._node_order()
         processed = 0
-        for name in order:
+        for name in self._node_order():
             processed += 1
             verdict = verdicts.get(name) if verdicts is not None else None
             if verdict is None:
-                node = self.nodes.cache.get(name)
-                if node is None:
+                verdict = judge(name)
+                if verdict is None:
                     continue
-                verdict, extended_by_node[name] = self._judge(
-                    pod, node, claims, to_allocate, requests, backed, placement, ranked, wants)
-                if verdicts is not None:
-                    self.equivalence.put(name, verdict)
             if verdict.rejection is not None:
                 rejections.append(verdict.rejection)
                 unavailable = unavailable or verdict.rejection.reasons == (UNAVAILABLE,)
@@ -531,14 +546,7 @@ class Scheduler(Controller[str]):
                         else "still not schedulable")
             raise Unschedulable(fit_error(total, rejections=rejections,
                                                    post_filter=post), victim)
-        node_name, results = self._select(best)
-        extended = extended_by_node.get(node_name)
-        if extended is not None:
-            results, extended.allocation = results[:-1], results[-1]
-        return Choice(node=node_name, claims=claims, extended=extended,
-                      allocations={c.uid: r for c, r in zip(to_allocate, results, strict=True)},
-                      node_allocatable=self._node_allocatable_statuses(
-                          pod, claims, to_allocate, results))
+        return self._select(best)
 
     def _scan_cached(self, want: int, judge: Callable[[str], Verdict | None]
                      ) -> tuple[str, list[Obj]] | None:
@@ -561,8 +569,7 @@ class Scheduler(Controller[str]):
                 unknown = -1
             if unknown >= 0:
                 verdict = judge(names[(start + unknown) % total])
-                row[unknown] = REJECTED if verdict is None else (
-                    REJECTED if verdict.rejection is not None else verdict.score)
+                row[unknown] = REJECTED if verdict is None else score_of(verdict)
                 continue
             rejected = window.count(REJECTED)
             if end - rejected >= want or end == total:
