@@ -695,12 +695,8 @@ def _changed(obj: Any, known: dict[str, Any] | None) -> Any:
     checked when it was stored); orjson tells `1`, `1.0` and `true` apart, as a check must."""
     if not known or obj.__class__ is not dict:
         return obj
-    out = {}
-    for k, x in obj.items():
-        stored = known.get(k, _DROP)
-        if stored is _DROP or (stored is not x and not _same_json(stored, x)):
-            out[k] = x
-    return out
+    return {k: x for k, x in obj.items()
+            if k not in known or (known[k] is not x and not _same_json(known[k], x))}
 
 
 def _same_json(a: Any, b: Any) -> bool:
