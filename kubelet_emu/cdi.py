@@ -114,7 +114,7 @@ class Registry:
     def _scan(self, *, recheck: bool) -> None:
         """Read the folder again: files gone are dropped, new ones parsed and, with
         `recheck`, every known file's version checked (and the file parsed again if it
-        changed). The index changes only where files did."""
+        changed). The index is built again only when a file came, went or changed."""
         try:
             names = {n for n in os.listdir(self._dir) if n.endswith(".json")}
         except FileNotFoundError:
@@ -126,14 +126,15 @@ class Registry:
             hit = self._cache.get(name)
             if hit is not None and not recheck:
                 continue
-            version = _version(os.path.join(self._dir, name))
+            path = os.path.join(self._dir, name)
+            version = _version(path)
             if version is None:
                 self._cache.pop(name, None)
                 changed.append(name)
                 continue
             if hit is None or hit[0] != version:
                 try:
-                    with open(os.path.join(self._dir, name), "rb") as f:
+                    with open(path, "rb") as f:
                         doc: Obj | None = orjson.loads(f.read())
                 except (OSError, ValueError):
                     doc = None  # an unreadable spec is skipped, as the cdi cache does
