@@ -43,6 +43,12 @@ def unreachable(seconds: int | None = None) -> list[dict[str, Any]]:
     return [t]
 
 
+async def stop_heartbeat(c: Client) -> None:
+    """worker-0's kubelet stops heartbeating (a NodeFault named w0-down)."""
+    await c.create(NODE_FAULTS, {"metadata": {"name": "w0-down"},
+                                 "spec": {"nodeName": "worker-0"}})
+
+
 async def exists(c: Client, name: str) -> dict[str, Any] | None:
     try:
         return await c.get("pods", name, "default")
@@ -62,8 +68,7 @@ async def test_a_node_fault_makes_the_node_unknown_and_evicts_its_pods(tmp_path:
         await c.create("pods", pod("patient", unreachable(100)))
         await c.create("pods", pod("forever", unreachable()))
         await plane.settle()
-        await c.create(NODE_FAULTS, {"metadata": {"name": "w0-down"},
-                                     "spec": {"nodeName": "worker-0"}})
+        await stop_heartbeat(c)
         assert isinstance(plane.clock, VirtualClock)
         await plane.clock.advance(45)
         node = await c.get("nodes", "worker-0")
@@ -159,13 +164,13 @@ async def test_whole_list_writes_never_overwrite_a_change_they_did_not_read(
         await c.patch("nodes", "worker-0", {"spec": {"taints": [
             {"key": "example.com/mine", "effect": "NoSchedule"}]}})
         await plane.settle()
-        for write in (controller._mark_unknown(stale, False), controller._taint(
-                {**stale, "status": {"conditions": [{"type": "Ready", "status": "Unknown"}]}})):
+        unknown = {**stale, "status": {"conditions": [{"type": "Ready", "status": "Unknown"}]}}
+        for write in (lambda: controller._mark_unknown(stale, False),
+                      lambda: controller._taint(unknown)):
             with pytest.raises(ApiError) as e:
-                await write
+                await write()
             assert e.value.code == 409
-        await c.create(NODE_FAULTS, {"metadata": {"name": "w0-down"},
-                                     "spec": {"nodeName": "worker-0"}})
+        await stop_heartbeat(c)
         assert isinstance(plane.clock, VirtualClock)
         await plane.clock.advance(70)
         node = await c.get("nodes", "worker-0")
