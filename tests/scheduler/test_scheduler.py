@@ -389,8 +389,12 @@ async def test_explain_before_any_node_and_unknown_pods(plane: ControlPlane,
 # ----- extended resources backed by DRA ------------------------------------------------------
 
 
-def gpu_limits(n: int) -> Obj:
-    return {"requests": {"example.com/gpu": str(n)}, "limits": {"example.com/gpu": str(n)}}
+def gpu_pod(name: str, n: int) -> Obj:
+    """A pod whose container asks for `n` of the extended resource example.com/gpu."""
+    body = pod(name)
+    body["spec"]["containers"][0]["resources"] = {
+        "requests": {"example.com/gpu": str(n)}, "limits": {"example.com/gpu": str(n)}}
+    return body
 
 
 async def test_an_extended_resource_gets_the_special_claim(plane: ControlPlane,
@@ -399,9 +403,7 @@ async def test_an_extended_resource_gets_the_special_claim(plane: ControlPlane,
     cls = await admin.get("deviceclasses.resource.k8s.io", DRIVER)
     cls["spec"]["extendedResourceName"] = "example.com/gpu"
     await admin.update("deviceclasses.resource.k8s.io", cls)
-    body = pod("p")
-    body["spec"]["containers"][0]["resources"] = gpu_limits(2)
-    await admin.create("pods", body)
+    await admin.create("pods", gpu_pod("p", 2))
     p = await scheduled(plane, admin, "p")
     assert p["spec"]["nodeName"] == "n1"
     status = p["status"]["extendedResourceClaimStatus"]
@@ -418,9 +420,7 @@ async def test_an_extended_resource_gets_the_special_claim(plane: ControlPlane,
     assert c["status"]["reservedFor"] == [{"resource": "pods", "name": "p",
                                            "uid": p["metadata"]["uid"]}]
     # the special claim's devices are in use: a pod asking for two more doesn't fit
-    second = pod("q")
-    second["spec"]["containers"][0]["resources"] = gpu_limits(2)
-    await admin.create("pods", second)
+    await admin.create("pods", gpu_pod("q", 2))
     q = await scheduled(plane, admin, "q")
     assert "nodeName" not in q["spec"]
     assert "cannot allocate all claims" in scheduled_condition(q)["message"]
@@ -433,9 +433,7 @@ async def test_a_device_plugin_node_is_left_to_node_resources_fit(plane: Control
     plugin_node = node("plugged")
     plugin_node["status"]["allocatable"]["example.com/gpu"] = "4"
     await admin.create("nodes", plugin_node)
-    body = pod("p")
-    body["spec"]["containers"][0]["resources"] = gpu_limits(2)
-    await admin.create("pods", body)
+    await admin.create("pods", gpu_pod("p", 2))
     p = await scheduled(plane, admin, "p")
     assert p["spec"]["nodeName"] == "plugged"
     assert "extendedResourceClaimStatus" not in p.get("status", {})
