@@ -31,7 +31,7 @@ from fakeapi import serverprocess  # noqa: E402
 from fakeapi.client import Client  # noqa: E402
 from fakeapi.cluster import ClusterConfig  # noqa: E402
 from fakeapi.controlplane import ControlPlane  # noqa: E402
-from fakeapi.statedir import make_temporary_state  # noqa: E402
+from fakeapi.storage.statedir import make_temporary_state  # noqa: E402
 from kubelet_emu.profile import load_profile, parse_profile  # noqa: E402
 from kubelet_emu.settings import EmulatorSettings  # noqa: E402
 

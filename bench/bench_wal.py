@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import orjson  # noqa: E402
 
-from fakeapi.wal import WriteAheadLog  # noqa: E402
+from fakeapi.storage.wal import WriteAheadLog  # noqa: E402
 
 WRITERS = (1, 4, 16, 64, 256, 1024)
 

@@ -9,7 +9,7 @@ at a given load, and the last run (writer flat out) shows the ceiling.
 
 Parts, labelled in the output:
 
-- `inproc`: one in-memory Cluster in this process; the watchers are `fakeapi.watch.stream`
+- `inproc`: one in-memory Cluster in this process; the watchers are `fakeapi.storage.watch.stream`
   consumers, the writer is `cluster.client().create`. Latency is from the moment `create`
   returned (the event is in the log) to the moment a watcher's `async for` got the chunk,
   matched by resourceVersion. Watchers and writer share one event loop, as in the server.
@@ -52,8 +52,8 @@ from benchlib import (
 )
 
 from fakeapi.cluster import Cluster, ClusterConfig
-from fakeapi.ids import resource_version
-from fakeapi.watch import WatchSpec, stream
+from fakeapi.machinery.ids import resource_version
+from fakeapi.storage.watch import WatchSpec, stream
 
 EVENTS_TARGET = 50_000.0
 P99_TARGET_MS = 10.0
@@ -179,7 +179,7 @@ async def bench_inproc(watchers: int, seconds: float, rates: list[int], *,
                        durable: bool = False) -> None:
     """In-process watchers on a cluster (no controllers running), in memory or durable."""
     label = "inproc-durable" if durable else "inproc"
-    print(f"\n== {label}: {watchers} fakeapi.watch.stream consumers, writer client.create")
+    print(f"\n== {label}: {watchers} fakeapi.storage.watch.stream consumers, writer client.create")
     work = Path(tempfile.mkdtemp(prefix="fakeapi-bench-")) if durable else None
     cluster = Cluster(ClusterConfig(seed=1, data_dir=work))
     try:

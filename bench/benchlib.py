@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from fakeapi.kubeconfig import read_kubeconfig  # noqa: E402 (needs ROOT on sys.path)
+from fakeapi.auth.kubeconfig import read_kubeconfig  # noqa: E402 (needs ROOT on sys.path)
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 RESOURCECLAIMS = "resourceclaims.resource.k8s.io"

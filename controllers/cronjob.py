@@ -9,9 +9,9 @@ import datetime as dt
 from typing import Any
 
 from controllers.owners import controller_uid_index, owner_key, reference_to
-from fakeapi.clock import rfc3339
-from fakeapi.columns import parse_time
-from fakeapi.errors import ApiError
+from fakeapi.machinery.clock import rfc3339
+from fakeapi.machinery.errors import ApiError
+from fakeapi.printers.columns import parse_time
 from fakeapi.runtime.component import ComponentContext, Controller
 
 Obj = dict[str, Any]

@@ -14,9 +14,9 @@ from controllers.owners import (
     is_ready,
     pod_from_template,
 )
-from fakeapi.rbac import selector_matches
+from fakeapi.auth.rbac import selector_matches
+from fakeapi.kube.taints import untolerated
 from fakeapi.runtime.component import ComponentContext
-from fakeapi.taints import untolerated
 
 Obj = dict[str, Any]
 DAEMON_SETS = "daemonsets.apps"

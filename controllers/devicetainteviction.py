@@ -21,11 +21,11 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-import fakeapi.resourceclaim as pc
+import fakeapi.kube.resourceclaim as pc
 from controllers.devicetaints import rule_selects, rule_taint
-from fakeapi import taints
-from fakeapi.clock import parse_time, rfc3339
-from fakeapi.errors import ApiError
+from fakeapi.kube import taints
+from fakeapi.machinery.clock import parse_time, rfc3339
+from fakeapi.machinery.errors import ApiError
 from fakeapi.runtime.component import ComponentContext, Controller
 from fakeapi.runtime.events import NORMAL, EventRecorder, object_reference
 from fakeapi.runtime.informer import Informer

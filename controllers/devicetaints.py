@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from fakeapi import taints
+from fakeapi.kube import taints
 
 Obj = dict[str, Any]
 

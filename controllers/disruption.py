@@ -9,9 +9,9 @@ from typing import Any
 
 from controllers.deployment import resolve
 from controllers.owners import is_active, is_ready
-from fakeapi.clock import rfc3339
-from fakeapi.columns import parse_time
-from fakeapi.rbac import selector_matches
+from fakeapi.auth.rbac import selector_matches
+from fakeapi.machinery.clock import rfc3339
+from fakeapi.printers.columns import parse_time
 from fakeapi.runtime.component import ComponentContext, Controller
 
 Obj = dict[str, Any]

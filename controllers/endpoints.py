@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from controllers.owners import reference_to
-from fakeapi.errors import ApiError
+from fakeapi.machinery.errors import ApiError
 from fakeapi.runtime.component import ComponentContext, Controller
 
 Obj = dict[str, Any]

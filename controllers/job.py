@@ -15,8 +15,8 @@ from controllers.owners import (
     is_ready,
     pod_from_template,
 )
-from fakeapi.clock import rfc3339
-from fakeapi.columns import parse_time
+from fakeapi.machinery.clock import rfc3339
+from fakeapi.printers.columns import parse_time
 from fakeapi.runtime.component import ComponentContext
 
 Obj = dict[str, Any]

@@ -9,7 +9,7 @@ import dataclasses
 from typing import Any
 
 from fakeapi.client import Client
-from fakeapi.errors import ApiError
+from fakeapi.machinery.errors import ApiError
 from fakeapi.runtime.component import ComponentContext, Controller
 
 Obj = dict[str, Any]

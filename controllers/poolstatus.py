@@ -29,7 +29,7 @@ from fractions import Fraction
 from typing import Any
 
 from controllers.devicetaints import blocked
-from fakeapi.validation.quantity import parse_quantity
+from fakeapi.machinery.quantity import parse_quantity
 
 Obj = dict[str, Any]
 DEFAULT_LIMIT = 100

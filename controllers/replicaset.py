@@ -13,7 +13,7 @@ from controllers.owners import (
     is_ready,
     pod_from_template,
 )
-from fakeapi.rbac import selector_matches
+from fakeapi.auth.rbac import selector_matches
 
 log = logging.getLogger(__name__)
 

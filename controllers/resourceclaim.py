@@ -26,9 +26,9 @@ import collections
 import logging
 from typing import Any
 
-import fakeapi.resourceclaim as pc
-from fakeapi.clock import rfc3339
-from fakeapi.errors import ApiError
+import fakeapi.kube.resourceclaim as pc
+from fakeapi.machinery.clock import rfc3339
+from fakeapi.machinery.errors import ApiError
 from fakeapi.runtime.component import ComponentContext, Controller
 from fakeapi.runtime.events import WARNING, EventRecorder, object_reference
 from fakeapi.runtime.informer import Informer

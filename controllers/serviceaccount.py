@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakeapi.errors import ApiError
+from fakeapi.machinery.errors import ApiError
 from fakeapi.runtime.component import ComponentContext, Controller
 
 Obj = dict[str, Any]

@@ -17,7 +17,7 @@ from controllers.owners import (
     pod_from_template,
     reference_to,
 )
-from fakeapi.errors import ApiError
+from fakeapi.machinery.errors import ApiError
 
 Obj = dict[str, Any]
 STATEFUL_SETS = "statefulsets.apps"

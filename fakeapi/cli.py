@@ -17,16 +17,19 @@ from pathlib import Path
 
 from aiohttp import web
 
-from fakeapi import authn, cel, features, logcheck, serverprocess
+from fakeapi import cel, serverprocess
+from fakeapi.auth import authn
+from fakeapi.auth.kubeconfig import read_kubeconfig, write_kubeconfig
 from fakeapi.cluster import ClusterConfig
 from fakeapi.controlplane import ALL_COMPONENTS, ControlPlane
-from fakeapi.kubeconfig import read_kubeconfig, write_kubeconfig
-from fakeapi.log import DEFAULT_RETENTION_BYTES
+from fakeapi.http.server import create_app
+from fakeapi.machinery import features
 from fakeapi.runtime.component import ComponentSelectionError, select
-from fakeapi.server import create_app
-from fakeapi.statedir import make_temporary_state
-from fakeapi.store import ReplayError
-from fakeapi.wal import WalCorruptError, WalDamagedError, WalError
+from fakeapi.storage import logcheck
+from fakeapi.storage.log import DEFAULT_RETENTION_BYTES
+from fakeapi.storage.statedir import make_temporary_state
+from fakeapi.storage.store import ReplayError
+from fakeapi.storage.wal import WalCorruptError, WalDamagedError, WalError
 from kubelet_emu.profile import DEFAULT_PROFILE, NodeProfile, ProfileError, load_profile
 from kubelet_emu.settings import DEFAULT_NODES, EmulatorSettings
 from scheduler.explain import text as explanation_text
@@ -243,7 +246,7 @@ async def serve(args: argparse.Namespace) -> int:
                                             fallback=authn.UNSECURED,
                                             service_accounts=plane.cluster.tokens.authenticate)
     else:
-        from fakeapi.tls import ensure_pki, identity_from_peercert, server_ssl_context
+        from fakeapi.auth.tls import ensure_pki, identity_from_peercert, server_ssl_context
 
         pki = ensure_pki(state_dir / "pki", hosts=("localhost", "127.0.0.1", "::1", args.host))
         ssl_context = server_ssl_context(pki)

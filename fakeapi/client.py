@@ -12,18 +12,19 @@ import dataclasses
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from fakeapi import authz, selectors
-from fakeapi.authn import AUTHENTICATED, UserInfo
-from fakeapi.decode import json_copy
-from fakeapi.errors import ApiError
-from fakeapi.jsonio import dumps, loads
-from fakeapi.kinds import Kind
-from fakeapi.log import Event
-from fakeapi.podio import NodeStreams, PodIO
-from fakeapi.rbac import Authorizer
+from fakeapi.auth import authz
+from fakeapi.auth.authn import AUTHENTICATED, UserInfo
+from fakeapi.auth.rbac import Authorizer
+from fakeapi.kube.podio import NodeStreams, PodIO
+from fakeapi.machinery import selectors
+from fakeapi.machinery.decode import json_copy
+from fakeapi.machinery.errors import ApiError
+from fakeapi.machinery.jsonio import dumps, loads
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import Registry, WriteResult, item_object, item_raw
-from fakeapi.watch import WatchSpec, notices
+from fakeapi.registry.kinds import Kind
+from fakeapi.storage.log import Event
+from fakeapi.storage.watch import WatchSpec, notices
 
 Obj = dict[str, Any]
 PATCH_TYPES = {
@@ -73,7 +74,7 @@ class Client:
 
     def serve_pod_streams(self, node: str, streams: NodeStreams | None) -> None:
         """Serve the logs and exec of `node`'s pods through `streams` (an emulated
-        kubelet's, see `fakeapi.podio`); None stops serving them."""
+        kubelet's, see `fakeapi.kube.podio`); None stops serving them."""
         pod_io = self._registry.env.services.get("pod_io")
         if not isinstance(pod_io, PodIO):
             raise ApiError(503, "ServiceUnavailable", "this server has no pod streams")

@@ -13,26 +13,26 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from fakeapi import rbac
-from fakeapi.authn import (
+from fakeapi.auth import rbac
+from fakeapi.auth.authn import (
     MASTERS,
     NODE_NAME_KEY,
     service_account_groups,
     service_account_username,
     split_service_account,
 )
+from fakeapi.auth.tokens import TokenIssuer
 from fakeapi.client import Client
-from fakeapi.clock import Clock, RealClock
-from fakeapi.features import FeatureGates
-from fakeapi.kinds import KindTable, served_kinds
-from fakeapi.log import DEFAULT_RETENTION, DEFAULT_RETENTION_BYTES, EventLog
-from fakeapi.podio import PodIO
-from fakeapi.randomness import RandomSource
+from fakeapi.kube.podio import PodIO
+from fakeapi.machinery.clock import Clock, RealClock
+from fakeapi.machinery.features import FeatureGates
+from fakeapi.machinery.randomness import RandomSource
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import Registry
-from fakeapi.store import Store
-from fakeapi.tokens import TokenIssuer
-from fakeapi.wal import WriteAheadLog
+from fakeapi.registry.kinds import KindTable, served_kinds
+from fakeapi.storage.log import DEFAULT_RETENTION, DEFAULT_RETENTION_BYTES, EventLog
+from fakeapi.storage.store import Store
+from fakeapi.storage.wal import WriteAheadLog
 
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 KUBERNETES_SERVICE_IP = "10.96.0.1"
@@ -80,7 +80,7 @@ class Cluster:
             now=self.clock.now, lookup=self._lookup)
         """Signs and verifies service-account tokens (the server authenticates them)."""
         self.pod_io = PodIO()
-        """Where emulated kubelets serve their pods' logs and exec (see fakeapi.podio)."""
+        """Where emulated kubelets serve their pods' logs and exec (see fakeapi.kube.podio)."""
         self.registry = Registry(store=self.store, kinds=self.kinds, randomness=self.randomness,
                                  gates=self.gates,
                                  services={"tokens": self.tokens, "pod_io": self.pod_io})

@@ -18,8 +18,8 @@ import controllers
 import kubelet_emu
 import scheduler
 from fakeapi.client import Client
-from fakeapi.clock import Clock
 from fakeapi.cluster import Cluster, ClusterConfig
+from fakeapi.machinery.clock import Clock
 from fakeapi.runtime.component import (
     ComponentContext,
     ComponentSpec,

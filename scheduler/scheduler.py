@@ -24,15 +24,15 @@ from aiohttp import web
 
 import scheduler.explain as explanation
 import scheduler.nodeallocatable as nodealloc
-from fakeapi import nodeselector
-from fakeapi.clock import rfc3339
-from fakeapi.errors import ApiError, not_found
-from fakeapi.log import DELETED
+from fakeapi.http.server import Route
+from fakeapi.kube import nodeselector
+from fakeapi.machinery.clock import rfc3339
+from fakeapi.machinery.errors import ApiError, not_found
 from fakeapi.runtime.component import ComponentContext, Controller
 from fakeapi.runtime.events import NORMAL, WARNING, EventRecorder, object_reference
 from fakeapi.runtime.informer import object_key
 from fakeapi.runtime.workqueue import RateLimiter, Retry, WorkQueue
-from fakeapi.server import Route
+from fakeapi.storage.log import DELETED
 from scheduler.allocator import (
     CLAIM_ANNOTATION,
     AllocatedState,

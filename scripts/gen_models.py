@@ -31,7 +31,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from fakeapi.schemas import REF_PREFIX, Schemas, get_schemas, types_of  # noqa: E402
+from fakeapi.schema.schemas import REF_PREFIX, Schemas, get_schemas, types_of  # noqa: E402
 
 OUT_DIR = ROOT / "fakeapi" / "models"
 
@@ -259,7 +259,7 @@ IDENTITIES: dict[str, str] = {
 """String fields typed with a NewType of IDS_MODULE (key as in DOCS); each must match a field."""
 
 BASE_MODULE = "fakeapi.models.base"
-IDS_MODULE = "fakeapi.ids"
+IDS_MODULE = "fakeapi.machinery.ids"
 PACKAGE = "fakeapi.models"
 MAX_DOC = 88
 LINE = 100

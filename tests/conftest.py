@@ -25,7 +25,7 @@ SEED_GATES = ("DRAResourcePoolStatus=true,DRAPartitionableDevicesType=true,Gener
               "DRAWorkloadResourceClaims=true,DRAListTypeAttributes=true,DRADerivedAttributes=true")
 
 # Upstream's messages for malformed names and labels, spelled out independently of
-# fakeapi.names so that the tests check its output against upstream's text.
+# fakeapi.machinery.names so that the tests check its output against upstream's text.
 SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
     "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "

@@ -40,7 +40,7 @@ from fakeapi.cel.model import (
     eval_error,
 )
 from fakeapi.cel.values import CIDR, IP, URL, LibraryError, NamedFormat, Quantity, Semver
-from fakeapi.validation.quantity import canonical, from_canonical
+from fakeapi.machinery.quantity import canonical, from_canonical
 
 NAME = "cel-expr-python"
 

@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
-from fakeapi import names
 from fakeapi.cel.values import CIDR, IP, URL, LibraryError, NamedFormat, Quantity, Semver
+from fakeapi.machinery import names
 
 INCLUDES_MAX = 64  # same as upstream ResourceSliceMaxAttributeValuesPerDevice
 

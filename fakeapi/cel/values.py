@@ -14,7 +14,7 @@ import urllib.parse
 from fractions import Fraction
 from typing import Any
 
-from fakeapi.validation.quantity import parse_quantity
+from fakeapi.machinery.quantity import parse_quantity
 
 
 class LibraryError(ValueError):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from fakeapi.ids import UID, ResourceVersion
+from fakeapi.machinery.ids import UID, ResourceVersion
 from fakeapi.models.base import FieldsV1, K8sModel, Time
 
 SCHEMA_PREFIX = "io.k8s.apimachinery.pkg.apis.meta.v1."

@@ -9,7 +9,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from fakeapi.ids import UID
+from fakeapi.machinery.ids import UID
 from fakeapi.models.base import K8sModel, Quantity, RawExtension, Time
 from fakeapi.models.core_v1 import NodeSelector
 from fakeapi.models.meta import Condition, ListMeta, ObjectMeta

@@ -6,8 +6,8 @@ import dataclasses
 import functools
 from collections.abc import Mapping
 
-from fakeapi.apply import manager_from_user_agent
-from fakeapi.authn import UserInfo
+from fakeapi.auth.authn import UserInfo
+from fakeapi.patching.apply import manager_from_user_agent
 
 
 @dataclasses.dataclass(frozen=True)

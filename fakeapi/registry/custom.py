@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakeapi import crd
-from fakeapi.clock import rfc3339
-from fakeapi.errors import Cause, bad_request, invalid
+from fakeapi.machinery.clock import rfc3339
+from fakeapi.machinery.errors import Cause, bad_request, invalid
+from fakeapi.machinery.field import immutable
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.strategy import Obj, StatusStrategy, Strategy, ViewStrategy
+from fakeapi.registry.validation import meta as meta_rules
 from fakeapi.registry.workloads import ScaleStrategy
-from fakeapi.validation import meta as meta_rules
-from fakeapi.validation.field import immutable
+from fakeapi.schema import crd
 
 
 class CustomResourceDefinitionStrategy(Strategy):

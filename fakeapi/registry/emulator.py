@@ -1,15 +1,15 @@
-"""Strategies of the emulator's fault kinds (`fakeapi.emulator_api`): the spec's fields are
+"""Strategies of the emulator's fault kinds (`fakeapi.schema.emulator`): the spec's fields are
 checked with upstream-shaped causes, and what a fault targets never changes."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from fakeapi.emulator_api import DEVICE_MODES, NODE_MODES
-from fakeapi.errors import Cause, field_required
+from fakeapi.machinery.errors import Cause, field_required
+from fakeapi.machinery.field import immutable, invalid, not_supported
 from fakeapi.registry.strategy import Obj, SpecStrategy
-from fakeapi.validation import common
-from fakeapi.validation.field import immutable, invalid, not_supported
+from fakeapi.registry.validation import common
+from fakeapi.schema.emulator import DEVICE_MODES, NODE_MODES
 
 
 def _duration(spec: Obj) -> list[Cause]:

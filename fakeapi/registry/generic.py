@@ -17,12 +17,11 @@ from typing import Any
 
 import orjson
 
-from fakeapi import apply as ssa
-from fakeapi import crd, names, structural
-from fakeapi.clock import rfc3339
-from fakeapi.decode import check_type_meta, decode_body, json_copy, require_object
-from fakeapi.dropfields import drop_disabled_fields
-from fakeapi.errors import (
+from fakeapi.auth.rbac import Authorizer
+from fakeapi.machinery import names
+from fakeapi.machinery.clock import rfc3339
+from fakeapi.machinery.decode import check_type_meta, decode_body, json_copy, require_object
+from fakeapi.machinery.errors import (
     ApiError,
     Cause,
     already_exists,
@@ -36,14 +35,15 @@ from fakeapi.errors import (
     not_found,
     unsupported_media_type,
 )
-from fakeapi.features import FeatureGates
-from fakeapi.jsonio import dumps
-from fakeapi.kinds import Kind, KindTable
-from fakeapi.log import ADDED, DELETED, MODIFIED, CompactedError, Event
-from fakeapi.patch import apply_patch
-from fakeapi.randomness import RandomBits, RandomSource
-from fakeapi.rbac import Authorizer
+from fakeapi.machinery.features import FeatureGates
+from fakeapi.machinery.field import not_supported
+from fakeapi.machinery.jsonio import dumps
+from fakeapi.machinery.randomness import RandomBits, RandomSource
+from fakeapi.patching import apply as ssa
+from fakeapi.patching.patch import apply_patch
 from fakeapi.registry.context import RequestContext
+from fakeapi.registry.defaults import decode_defaults
+from fakeapi.registry.kinds import Kind, KindTable
 from fakeapi.registry.strategies import (
     SubresourceStrategy,
     strategy_for,
@@ -57,10 +57,11 @@ from fakeapi.registry.strategy import (
     StrategyEnv,
     ViewStrategy,
 )
-from fakeapi.schemas import get_schemas, types_of
-from fakeapi.store import Store
-from fakeapi.validation.defaults import decode_defaults
-from fakeapi.validation.field import not_supported
+from fakeapi.schema import crd, structural
+from fakeapi.schema.dropfields import drop_disabled_fields
+from fakeapi.schema.schemas import get_schemas, types_of
+from fakeapi.storage.log import ADDED, DELETED, MODIFIED, CompactedError, Event
+from fakeapi.storage.store import Store
 
 Obj = dict[str, Any]
 APPLY_PATCH = "application/apply-patch+yaml"

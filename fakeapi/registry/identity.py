@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import hashlib
 
-from fakeapi.errors import Cause, bad_request, not_found
+from fakeapi.auth.tokens import (
+    API_AUDIENCES,
+    DEFAULT_EXPIRATION,
+    MAX_EXPIRATION,
+    MIN_EXPIRATION,
+    Binding,
+    TokenIssuer,
+)
+from fakeapi.machinery.errors import Cause, bad_request, not_found
+from fakeapi.machinery.field import not_supported, required
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.strategy import (
     ActionStrategy,
@@ -14,15 +23,6 @@ from fakeapi.registry.strategy import (
     Strategy,
     SubresourceOps,
 )
-from fakeapi.tokens import (
-    API_AUDIENCES,
-    DEFAULT_EXPIRATION,
-    MAX_EXPIRATION,
-    MIN_EXPIRATION,
-    Binding,
-    TokenIssuer,
-)
-from fakeapi.validation.field import not_supported, required
 
 AUTHENTICATION = "authentication.k8s.io"
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from fakeapi.clock import rfc3339
-from fakeapi.errors import ApiError, Cause, bad_request, field_required, forbidden
-from fakeapi.rbac import selector_matches
+from fakeapi.auth.rbac import selector_matches
+from fakeapi.machinery.clock import rfc3339
+from fakeapi.machinery.errors import ApiError, Cause, bad_request, field_required, forbidden
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.strategy import (
     ActionStrategy,

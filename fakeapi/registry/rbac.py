@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fakeapi import authz
+from fakeapi.auth import authz
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.strategy import Obj, Strategy
 

@@ -1,20 +1,21 @@
 """Strategies of the resource.k8s.io kinds (DRA), after upstream's pkg/registry/resource.
 
 Defaulting, validation and immutability live here; the rules themselves are the pure
-functions of `fakeapi.validation.resource`. Feature-gate field dropping is not done here.
+functions of `fakeapi.registry.validation.resource`. Feature-gate field dropping is not done here.
 """
 
 from __future__ import annotations
 
-from fakeapi import authz, names
-from fakeapi.clock import rfc3339
-from fakeapi.errors import Cause
-from fakeapi.errors import invalid as invalid_error
+from fakeapi.auth import authz
+from fakeapi.machinery import names
+from fakeapi.machinery.clock import rfc3339
+from fakeapi.machinery.errors import Cause
+from fakeapi.machinery.errors import invalid as invalid_error
+from fakeapi.machinery.field import immutable, invalid
 from fakeapi.registry.context import RequestContext
+from fakeapi.registry.defaults import decode_defaults
 from fakeapi.registry.strategy import Obj, SpecStrategy, StatusStrategy
-from fakeapi.validation import resource as rules
-from fakeapi.validation.defaults import decode_defaults
-from fakeapi.validation.field import immutable, invalid
+from fakeapi.registry.validation import resource as rules
 
 
 class _ResourceStrategy(SpecStrategy):

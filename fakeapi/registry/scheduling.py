@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from fakeapi.errors import Cause
+from fakeapi.machinery.errors import Cause
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.strategy import Obj, SpecStrategy, StatusStrategy
-from fakeapi.validation import scheduling as rules
+from fakeapi.registry.validation import scheduling as rules
 
 
 class PodGroupStrategy(SpecStrategy):

@@ -1,6 +1,6 @@
 """The strategy classes that kind rows name (`Kind.strategy`, `Kind.subresources`), by name.
 
-The rows live below the registry (`fakeapi.kinds`), so they name their strategies; this is
+The rows live below the registry (`fakeapi.registry.kinds`), so they name their strategies; this is
 the one place the names resolve. A kind with its own rules adds its class to a tuple here.
 """
 
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from fakeapi.kinds import Kind
 from fakeapi.registry.core import (
     NamespaceFinalizeStrategy,
     NamespaceStrategy,
@@ -28,6 +27,7 @@ from fakeapi.registry.identity import (
     CertificateSigningRequestStrategy,
     TokenRequestStrategy,
 )
+from fakeapi.registry.kinds import Kind
 from fakeapi.registry.pods import (
     EphemeralContainersStrategy,
     EvictionStrategy,

@@ -2,7 +2,7 @@
 
 The generic store (`fakeapi.registry.generic`) runs them in upstream's order. A strategy
 holds only the rules of its kind; CRUD, concurrency and metadata live in the generic store.
-Each kind row names its strategies (`fakeapi.kinds`); checks that need the authorizer
+Each kind row names its strategies (`fakeapi.registry.kinds`); checks that need the authorizer
 (granular claim status, RBAC escalation) live in their kind's strategy too, so every write
 path of any Registry runs them.
 """
@@ -14,12 +14,12 @@ import datetime as dt
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from fakeapi.errors import Cause
-from fakeapi.features import FeatureGates
-from fakeapi.kinds import Kind
-from fakeapi.rbac import Authorizer
+from fakeapi.auth.rbac import Authorizer
+from fakeapi.machinery.errors import Cause
+from fakeapi.machinery.features import FeatureGates
 from fakeapi.registry.context import RequestContext
-from fakeapi.validation import meta as meta_rules
+from fakeapi.registry.kinds import Kind
+from fakeapi.registry.validation import meta as meta_rules
 
 Obj = dict[str, Any]
 

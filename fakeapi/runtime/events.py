@@ -14,8 +14,8 @@ import logging
 from typing import Any
 
 from fakeapi.client import Client
-from fakeapi.clock import Clock, rfc3339
-from fakeapi.errors import ApiError
+from fakeapi.machinery.clock import Clock, rfc3339
+from fakeapi.machinery.errors import ApiError
 
 Obj = dict[str, Any]
 NORMAL = "Normal"

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from fakeapi.client import Client
-from fakeapi.errors import ApiError
-from fakeapi.log import ADDED, DELETED, MODIFIED
+from fakeapi.machinery.errors import ApiError
+from fakeapi.storage.log import ADDED, DELETED, MODIFIED
 
 Obj = dict[str, Any]
 Handler = Callable[[str, Obj, "Obj | None"], None]

@@ -12,7 +12,7 @@ import dataclasses
 import logging
 from typing import NamedTuple, Protocol
 
-from fakeapi.clock import Clock
+from fakeapi.machinery.clock import Clock
 
 log = logging.getLogger(__name__)
 

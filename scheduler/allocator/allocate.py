@@ -8,7 +8,7 @@ from typing import Any
 
 import scheduler.allocator.capacity as capacity
 import scheduler.allocator.diagnostics as why
-from fakeapi.nodeselector import node_identity
+from fakeapi.kube.nodeselector import node_identity
 
 from .claims import ALL, EXACT_COUNT, ClaimPlan, Request
 from .constraints import Constraint, DistinctAttribute, MatchAttribute

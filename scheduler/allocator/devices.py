@@ -8,7 +8,7 @@ from fractions import Fraction
 from typing import Any
 
 from fakeapi import cel
-from fakeapi.nodeselector import NodeSelector, NodeSelectorError
+from fakeapi.kube.nodeselector import NodeSelector, NodeSelectorError
 
 from .quantity import Quantity, parse
 

@@ -7,7 +7,7 @@ from typing import Protocol
 
 
 class GateReader(Protocol):
-    """Anything that says whether a feature gate is on (`fakeapi.features.FeatureGates`)."""
+    """Anything that says whether a feature gate is on (`fakeapi.machinery.features`)."""
 
     def enabled(self, name: str) -> bool: ...
 

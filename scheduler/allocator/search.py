@@ -15,7 +15,7 @@ from typing import Any
 
 import scheduler.allocator.capacity as capacity
 import scheduler.allocator.diagnostics as why
-from fakeapi.taints import untolerated
+from fakeapi.kube.taints import untolerated
 
 from .claims import ClaimPlan, Request
 from .constraints import Constraint

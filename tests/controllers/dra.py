@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakeapi.client import Client
-from fakeapi.errors import ApiError
+from fakeapi.machinery.errors import ApiError
 
 Obj = dict[str, Any]
 CLAIMS = "resourceclaims.resource.k8s.io"

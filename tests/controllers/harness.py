@@ -8,9 +8,9 @@ import contextlib
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
-from fakeapi.clock import VirtualClock
 from fakeapi.cluster import ClusterConfig
 from fakeapi.controlplane import ControlPlane
+from fakeapi.machinery.clock import VirtualClock
 from kubelet_emu.settings import EmulatorSettings
 
 

@@ -18,8 +18,8 @@ import pytest
 
 from controllers.devicetainteviction import DeviceTaintEvictionController
 from fakeapi.client import Client
-from fakeapi.clock import VirtualClock
 from fakeapi.controlplane import ControlPlane
+from fakeapi.machinery.clock import VirtualClock
 from kubelet_emu.profile import load_profile
 from kubelet_emu.settings import EmulatorSettings
 from tests.controllers import dra

@@ -12,7 +12,7 @@ import pytest
 from controllers.garbage_collector import GarbageCollector
 from fakeapi.cluster import Cluster
 from fakeapi.controlplane import ControlPlane
-from fakeapi.errors import ApiError
+from fakeapi.machinery.errors import ApiError
 from tests.controllers.harness import running_plane
 
 CM = "configmaps"

@@ -11,7 +11,7 @@ import pytest
 from controllers.namespace import NamespaceController
 from fakeapi.client import Client
 from fakeapi.controlplane import ControlPlane
-from fakeapi.errors import ApiError
+from fakeapi.machinery.errors import ApiError
 from tests.controllers.harness import running_plane
 
 CLAIMS = "resourceclaims.resource.k8s.io"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-import fakeapi.resourceclaim as podclaims
+import fakeapi.kube.resourceclaim as podclaims
 from controllers.resourceclaim import ResourceClaimController
 from fakeapi.client import Client
 from fakeapi.controlplane import ControlPlane

@@ -15,9 +15,9 @@ import yaml
 
 from controllers.resourcepoolstatus import ResourcePoolStatusRequestController
 from fakeapi.client import Client
-from fakeapi.clock import VirtualClock
 from fakeapi.controlplane import ControlPlane
-from fakeapi.errors import ApiError
+from fakeapi.machinery.clock import VirtualClock
+from fakeapi.machinery.errors import ApiError
 from tests.controllers import dra
 from tests.controllers.dra import CLAIMS, RPSRS, SLICES
 from tests.controllers.harness import running_plane, stall_calls

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from fakeapi import authz
+from fakeapi.auth import authz
 from fakeapi.cluster import Cluster, ClusterConfig
-from fakeapi.errors import ApiError
-from fakeapi.features import FeatureGates
-from fakeapi.kinds import served_kinds
+from fakeapi.machinery.errors import ApiError
+from fakeapi.machinery.features import FeatureGates
+from fakeapi.registry.kinds import served_kinds
 
 KINDS = served_kinds(FeatureGates({"DRAResourcePoolStatus": True, "GenericWorkload": True}))
 CASES = [

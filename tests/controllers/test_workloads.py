@@ -11,9 +11,9 @@ import pytest
 
 from controllers.deployment import HASH_LABEL, REVISION, template_hash
 from fakeapi.client import Client
-from fakeapi.clock import VirtualClock
 from fakeapi.controlplane import ControlPlane
-from fakeapi.errors import ApiError
+from fakeapi.machinery.clock import VirtualClock
+from fakeapi.machinery.errors import ApiError
 from tests.controllers.harness import running_plane
 
 Obj = dict[str, Any]

@@ -24,9 +24,9 @@ from typing import Any
 import aiohttp
 import orjson
 
-from fakeapi.log import Event
-from fakeapi.logcheck import log_path
-from fakeapi.wal import scan_file
+from fakeapi.storage.log import Event
+from fakeapi.storage.logcheck import log_path
+from fakeapi.storage.wal import scan_file
 from tests.conftest import ServerProcess, start_server
 
 WRITERS = 24

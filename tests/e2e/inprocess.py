@@ -13,12 +13,12 @@ from typing import Any
 
 from aiohttp import web
 
-from fakeapi import authn
-from fakeapi.clock import VirtualClock
+from fakeapi.auth import authn
+from fakeapi.auth.kubeconfig import write_kubeconfig
 from fakeapi.cluster import ClusterConfig
 from fakeapi.controlplane import ControlPlane
-from fakeapi.kubeconfig import write_kubeconfig
-from fakeapi.server import create_app
+from fakeapi.http.server import create_app
+from fakeapi.machinery.clock import VirtualClock
 from kubelet_emu.settings import EmulatorSettings
 from tests.conftest import SEED_GATES, Kubectl
 

@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 import yaml
 
-from fakeapi.validation.quantity import parse_quantity
+from fakeapi.machinery.quantity import parse_quantity
 from kubelet_emu.logs import read_log
 from kubelet_emu.metadata import read_stream
 from tests.conftest import ROOT, Kubectl, ServerProcess, start_server

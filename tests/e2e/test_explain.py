@@ -1,4 +1,4 @@
-"""The real kubectl v1.37 against discovery and OpenAPI v3 from `fakeapi.discovery`/`openapi`.
+"""The real kubectl v1.37 against discovery and OpenAPI v3 from `fakeapi.http.discovery`/`openapi`.
 
 A tiny aiohttp app (plain HTTP on 127.0.0.1, random port) serves /version, discovery (aggregated
 or legacy only), OpenAPI v3 and a minimal in-memory object store, so that `api-resources`,
@@ -20,8 +20,8 @@ import orjson
 import pytest
 from aiohttp import web
 
-from fakeapi import discovery, openapi
-from fakeapi.kinds import Kind, KindTable, served_kinds
+from fakeapi.http import discovery, openapi
+from fakeapi.registry.kinds import Kind, KindTable, served_kinds
 
 KUBECTL_TIMEOUT = 60.0
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from fakeapi.logcheck import verify
+from fakeapi.storage.logcheck import verify
 from tests.conftest import ROOT, Kubectl, ServerProcess, start_server
 
 CONFIGMAPS = 20

@@ -1,4 +1,4 @@
-"""The real kubectl v1.37 against the `fakeapi.podio` hook: `kubectl logs` reads what a
+"""The real kubectl v1.37 against the `fakeapi.kube.podio` hook: `kubectl logs` reads what a
 registered node's streams serve, and `kubectl exec` speaks the v5.channel.k8s.io WebSocket
 protocol to them (output, exit codes). The server runs in this process (the hook is an
 in-process interface), on a real loopback port."""
@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
+from fakeapi.auth.kubeconfig import write_kubeconfig
 from fakeapi.cluster import Cluster, ClusterConfig
-from fakeapi.kubeconfig import write_kubeconfig
-from fakeapi.podio import ExecRequest, ExecResult, LogRequest
+from fakeapi.http.server import create_app
+from fakeapi.kube.podio import ExecRequest, ExecResult, LogRequest
 from fakeapi.registry.context import RequestContext
-from fakeapi.server import create_app
 
 ROOT = RequestContext(user="root", groups=("system:masters",), field_manager="test")
 

@@ -22,13 +22,13 @@ import yaml
 from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient
 
-from fakeapi.clock import VirtualClock
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.controlplane import ControlPlane
-from fakeapi.log import Event
+from fakeapi.http.server import create_app
+from fakeapi.machinery.clock import VirtualClock
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import item_object
-from fakeapi.server import create_app
+from fakeapi.storage.log import Event
 from tests.conftest import LABEL_MSG, SUBDOMAIN_MSG
 
 Obj = dict[str, Any]

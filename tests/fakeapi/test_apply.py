@@ -1,4 +1,5 @@
-"""Server-side apply and managedFields bookkeeping (fakeapi.apply, fakeapi.fieldpath)."""
+"""Server-side apply and managedFields bookkeeping (fakeapi.patching.apply,
+fakeapi.machinery.fieldpath)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from fakeapi import fieldpath as fp
-from fakeapi.apply import apply, field_set, manager_from_user_agent, record_update
-from fakeapi.errors import ApiError
-from fakeapi.schemas import get_schemas
+from fakeapi.machinery import fieldpath as fp
+from fakeapi.machinery.errors import ApiError
+from fakeapi.patching.apply import apply, field_set, manager_from_user_agent, record_update
+from fakeapi.schema.schemas import get_schemas
 
 T0, T1, T2, T3 = ("2030-01-01T00:00:00Z", "2030-01-01T00:00:01Z", "2030-01-01T00:00:02Z",
                   "2030-01-01T00:00:03Z")

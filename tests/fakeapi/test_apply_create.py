@@ -19,9 +19,9 @@ import orjson
 import pytest
 import yaml
 
-from fakeapi import apply as ssa
-from fakeapi import fieldpath as fp
-from fakeapi.schemas import get_schemas
+from fakeapi.machinery import fieldpath as fp
+from fakeapi.patching import apply as ssa
+from fakeapi.schema.schemas import get_schemas
 
 FieldSet = dict[str, Any]
 MISSING = ssa._MISSING

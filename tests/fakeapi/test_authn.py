@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from fakeapi import authn
-from fakeapi.authn import (
+from fakeapi.auth import authn
+from fakeapi.auth.authn import (
     ANONYMOUS,
     NODE_NAME_KEY,
     UNSECURED,
@@ -18,7 +18,7 @@ from fakeapi.authn import (
     UserInfo,
 )
 from fakeapi.cluster import Cluster, ClusterConfig
-from fakeapi.server import create_app
+from fakeapi.http.server import create_app
 
 
 class FakeRequest:

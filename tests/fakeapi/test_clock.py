@@ -1,4 +1,5 @@
-"""fakeapi.clock: wire timestamps (the per-second cache of `rfc3339` changes nothing), timers on
+"""fakeapi.machinery.clock: wire timestamps (the per-second cache of `rfc3339` changes nothing),
+timers on
 the virtual and real clocks, and settling."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import zoneinfo
 
 import pytest
 
-from fakeapi.clock import RealClock, SettleTimeout, VirtualClock, rfc3339
+from fakeapi.machinery.clock import RealClock, SettleTimeout, VirtualClock, rfc3339
 
 
 def _plain(t: dt.datetime) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from fakeapi import crd
+from fakeapi.schema import crd
 
 CASES = yaml.safe_load((Path(__file__).parent.parent / "data" / "crd" / "validation.yaml")
                        .read_text())
@@ -110,13 +110,13 @@ def test_a_message_expression_names_the_value() -> None:
 
 
 def test_a_registry_serves_crds_it_stores_and_forgets_deleted_ones() -> None:
-    from fakeapi.clock import RealClock
-    from fakeapi.errors import ApiError
-    from fakeapi.kinds import served_kinds
-    from fakeapi.log import EventLog
+    from fakeapi.machinery.clock import RealClock
+    from fakeapi.machinery.errors import ApiError
     from fakeapi.registry.context import RequestContext
     from fakeapi.registry.generic import Registry
-    from fakeapi.store import Store
+    from fakeapi.registry.kinds import served_kinds
+    from fakeapi.storage.log import EventLog
+    from fakeapi.storage.store import Store
 
     root = RequestContext(user="root", groups=("system:masters",), field_manager="test")
     store = Store(log=EventLog(), clock=RealClock())

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from fakeapi.decode import decode_body, is_yaml, summarize
-from fakeapi.errors import ApiError
+from fakeapi.machinery.decode import decode_body, is_yaml, summarize
+from fakeapi.machinery.errors import ApiError
 
 JSON = "application/json"
 YAML = "application/yaml"

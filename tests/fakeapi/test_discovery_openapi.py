@@ -16,8 +16,8 @@ from kubernetes.client import (
     V2APIGroupDiscoveryList,
 )
 
-from fakeapi import discovery, openapi
-from fakeapi.kinds import ALL_VERBS, Kind, KindTable, served_kinds
+from fakeapi.http import discovery, openapi
+from fakeapi.registry.kinds import ALL_VERBS, Kind, KindTable, served_kinds
 
 KINDS = served_kinds()
 GVS = KINDS.group_versions()

@@ -1,4 +1,5 @@
-"""DRA validation, defaulting and immutability over HTTP (fakeapi.validation, registry.resource).
+"""DRA validation, defaulting and immutability over HTTP (fakeapi.registry.validation,
+registry.resource).
 
 The table `tests/data/invalid/*.yaml` holds one invalid object per file, each a seed example
 with one thing broken. Its comment header names the upstream rule and the expectation:
@@ -27,8 +28,8 @@ import yaml
 from aiohttp.test_utils import TestClient
 
 from fakeapi.cluster import Cluster, ClusterConfig
-from fakeapi.features import parse_feature_gates
-from fakeapi.server import create_app
+from fakeapi.http.server import create_app
+from fakeapi.machinery.features import parse_feature_gates
 from tests.conftest import SEED_GATES
 
 Obj = dict[str, Any]

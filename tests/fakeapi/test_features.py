@@ -7,22 +7,22 @@ from typing import Any
 
 import pytest
 
-from fakeapi import dropfields
-from fakeapi.clock import RealClock
 from fakeapi.cluster import Cluster, ClusterConfig
-from fakeapi.dropfields import drop_disabled_fields
-from fakeapi.features import (
+from fakeapi.machinery.clock import RealClock
+from fakeapi.machinery.features import (
     GATES,
     FeatureGateError,
     FeatureGates,
     Stage,
     parse_feature_gates,
 )
-from fakeapi.kinds import KINDS, Kind, served_kinds
-from fakeapi.log import EventLog
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import Registry
-from fakeapi.store import Store
+from fakeapi.registry.kinds import KINDS, Kind, served_kinds
+from fakeapi.schema import dropfields
+from fakeapi.schema.dropfields import drop_disabled_fields
+from fakeapi.storage.log import EventLog
+from fakeapi.storage.store import Store
 
 A, B, GA = Stage.ALPHA, Stage.BETA, Stage.GA
 

@@ -14,11 +14,11 @@ import orjson
 import pytest
 from aiohttp.test_utils import TestClient
 
-from fakeapi import jsonio
 from fakeapi.cluster import Cluster
-from fakeapi.log import EventLog
-from fakeapi.store import Store
-from fakeapi.warning_headers import warning_headers
+from fakeapi.http.warnings import warning_headers
+from fakeapi.machinery import jsonio
+from fakeapi.storage.log import EventLog
+from fakeapi.storage.store import Store
 from tests.fakeapi.test_api import (
     CM,
     JSON,

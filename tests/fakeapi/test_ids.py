@@ -1,4 +1,5 @@
-"""Typed identities (fakeapi.ids): where the models carry them, and how the generator types them."""
+"""Typed identities (fakeapi.machinery.ids): where the models carry them, and how the generator
+types them."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ from typing import Any
 import pytest
 
 from fakeapi import models
-from fakeapi.decode import object_member
-from fakeapi.errors import ApiError
-from fakeapi.ids import UID, ResourceVersion, resource_version
-from fakeapi.schemas import get_schemas
+from fakeapi.machinery.decode import object_member
+from fakeapi.machinery.errors import ApiError
+from fakeapi.machinery.ids import UID, ResourceVersion, resource_version
+from fakeapi.schema.schemas import get_schemas
 from scripts import gen_models
 
 

@@ -8,16 +8,15 @@ from typing import Any
 
 import pytest
 
-from fakeapi import discovery, dropfields
-from fakeapi.clock import RealClock
-from fakeapi.columns import DEFAULT_SPEC
-from fakeapi.crd import CUSTOM_SCALE, CUSTOM_STATUS, CUSTOM_STRATEGY
-from fakeapi.errors import ApiError
-from fakeapi.features import GATES, FeatureGates
-from fakeapi.kinds import KINDS, Kind, KindTable
-from fakeapi.log import EventLog
+from fakeapi.http import discovery
+from fakeapi.machinery.clock import RealClock
+from fakeapi.machinery.errors import ApiError
+from fakeapi.machinery.features import GATES, FeatureGates
+from fakeapi.machinery.selectors import DEFAULT_FIELDS, parse_field_selector
+from fakeapi.printers.columns import DEFAULT_SPEC
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import Registry
+from fakeapi.registry.kinds import KINDS, Kind, KindTable
 from fakeapi.registry.strategies import STRATEGIES, SUBRESOURCE_STRATEGIES
 from fakeapi.registry.strategy import (
     ActionStrategy,
@@ -25,9 +24,11 @@ from fakeapi.registry.strategy import (
     CreateSubresourceStrategy,
     StatusStrategy,
 )
-from fakeapi.schemas import get_schemas
-from fakeapi.selectors import DEFAULT_FIELDS, parse_field_selector
-from fakeapi.store import Store
+from fakeapi.schema import dropfields
+from fakeapi.schema.crd import CUSTOM_SCALE, CUSTOM_STATUS, CUSTOM_STRATEGY
+from fakeapi.schema.schemas import get_schemas
+from fakeapi.storage.log import EventLog
+from fakeapi.storage.store import Store
 
 STORED = [k for k in KINDS if "get" in k.verbs]
 """Rows of objects that are stored and read back (create-only reviews are not)."""

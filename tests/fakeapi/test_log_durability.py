@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 
-from fakeapi import log as log_mod
-from fakeapi import wal as wal_mod
-from fakeapi.clock import VirtualClock
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.controlplane import ControlPlane
-from fakeapi.errors import ApiError
-from fakeapi.log import Event
-from fakeapi.watch import WatchSpec, notices
+from fakeapi.machinery.clock import VirtualClock
+from fakeapi.machinery.errors import ApiError
+from fakeapi.storage import log as log_mod
+from fakeapi.storage import wal as wal_mod
+from fakeapi.storage.log import Event
+from fakeapi.storage.watch import WatchSpec, notices
 
 CM = "configmaps"
 

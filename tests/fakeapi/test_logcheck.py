@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from fakeapi import cli, logcheck
+from fakeapi import cli
 from fakeapi.cluster import Cluster, ClusterConfig
-from fakeapi.wal import FILE_MAGIC, WriteAheadLog, ack_path, encode_record, read_ack
+from fakeapi.storage import logcheck
+from fakeapi.storage.wal import FILE_MAGIC, WriteAheadLog, ack_path, encode_record, read_ack
 
 
 def make_log(data_dir: Path, configmaps: int = 5) -> int:

@@ -22,12 +22,12 @@ import pytest
 import yaml
 
 import fakeapi.models as m
-from fakeapi.kinds import KINDS as SERVED_KINDS
 from fakeapi.models import resource_v1 as rv1
 from fakeapi.models import resource_v1alpha3 as rv1a3
 from fakeapi.models import scheduling_v1beta1 as sv1b1
-from fakeapi.schemas import Schemas, get_schemas
-from fakeapi.structural import check
+from fakeapi.registry.kinds import KINDS as SERVED_KINDS
+from fakeapi.schema.schemas import Schemas, get_schemas
+from fakeapi.schema.structural import check
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = sorted((ROOT / "tests" / "data" / "seeds").glob("*.yaml"))
@@ -504,7 +504,7 @@ def _client_shape(t: str) -> Any:
 
 
 def _our_shape(ann: Any) -> Any:
-    if isinstance(ann, typing.NewType):  # fakeapi.ids.UID and ResourceVersion are str
+    if isinstance(ann, typing.NewType):  # fakeapi.machinery.ids.UID and ResourceVersion are str
         return _our_shape(ann.__supertype__)
     args = [a for a in typing.get_args(ann) if a is not type(None)]
     origin = typing.get_origin(ann)

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from fakeapi import names
+from fakeapi.machinery import names
 from tests.conftest import KEY_NAME_MSG, LABEL_MSG, SUBDOMAIN_MSG, VALUE_MSG
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakeapi import openapi_v2
-from fakeapi.kinds import served_kinds
+from fakeapi.http import openapi_v2
+from fakeapi.registry.kinds import served_kinds
 
 KINDS = served_kinds({})
 

@@ -1,4 +1,5 @@
-"""fakeapi.patch: JSON patch, merge patch and strategic merge patch against golden cases."""
+"""fakeapi.patching.patch: JSON patch, merge patch and strategic merge patch against golden
+cases."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
-from fakeapi import patch as p
-from fakeapi.errors import ApiError
-from fakeapi.schemas import Schema, get_schemas
+from fakeapi.machinery.errors import ApiError
+from fakeapi.patching import patch as p
+from fakeapi.schema.schemas import Schema, get_schemas
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "patch"
 

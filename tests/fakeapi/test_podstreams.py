@@ -1,4 +1,4 @@
-"""pods/log and pods/exec through the `fakeapi.podio` hook: a registered node's streams serve
+"""pods/log and pods/exec through the `fakeapi.kube.podio` hook: a registered node's streams serve
 the log (plain text) and exec (the v5.channel.k8s.io WebSocket protocol, with the error
 channel's Status); the container rules and the no-kubelet answers are upstream's."""
 
@@ -12,9 +12,9 @@ import orjson
 import pytest
 
 from fakeapi.cluster import Cluster, ClusterConfig
-from fakeapi.podio import ExecRequest, ExecResult, LogRequest
+from fakeapi.http.server import create_app
+from fakeapi.kube.podio import ExecRequest, ExecResult, LogRequest
 from fakeapi.registry.context import RequestContext
-from fakeapi.server import create_app
 
 Obj = dict[str, Any]
 ROOT = RequestContext(user="root", groups=("system:masters",), field_manager="test")

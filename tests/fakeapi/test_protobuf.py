@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from fakeapi.errors import ApiError
-from fakeapi.protobuf import KINDS, MAGIC, MESSAGES, decode_protobuf
+from fakeapi.http.protobuf import KINDS, MAGIC, MESSAGES, decode_protobuf
+from fakeapi.machinery.errors import ApiError
 
 # ----- a tiny hand encoder: varints, tags and length-delimited fields ---------------------------
 

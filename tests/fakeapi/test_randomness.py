@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from fakeapi.cluster import Cluster, ClusterConfig
-from fakeapi.log import ADDED, Event
-from fakeapi.names import SUFFIX_ALPHABET, SUFFIX_LENGTH
-from fakeapi.randomness import DerivedRandom, HashStream, RandomBits, RandomSource
+from fakeapi.machinery.names import SUFFIX_ALPHABET, SUFFIX_LENGTH
+from fakeapi.machinery.randomness import DerivedRandom, HashStream, RandomBits, RandomSource
 from fakeapi.registry.context import RequestContext
-from fakeapi.wal import WriteAheadLog
+from fakeapi.storage.log import ADDED, Event
+from fakeapi.storage.wal import WriteAheadLog
 
 ALICE = RequestContext(user="alice", field_manager="test")
 BOB = RequestContext(user="bob", field_manager="test")

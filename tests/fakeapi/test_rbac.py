@@ -10,20 +10,21 @@ from typing import Any
 
 import pytest
 
-from fakeapi import authz, rbac, reviews
-from fakeapi.authn import NODE_NAME_KEY, UserInfo, service_account
-from fakeapi.clock import RealClock
+from fakeapi.auth import authz, rbac
+from fakeapi.auth.authn import NODE_NAME_KEY, UserInfo, service_account
+from fakeapi.auth.rbac import Attributes, Authorizer, Policy, Rule
 from fakeapi.cluster import Cluster, ClusterConfig
-from fakeapi.errors import ApiError
-from fakeapi.features import FeatureGates
-from fakeapi.kinds import KindTable, served_kinds
-from fakeapi.log import ADDED, DELETED, MODIFIED, EventLog
-from fakeapi.rbac import Attributes, Authorizer, Policy, Rule
+from fakeapi.http.server import create_app
+from fakeapi.machinery.clock import RealClock
+from fakeapi.machinery.errors import ApiError
+from fakeapi.machinery.features import FeatureGates
+from fakeapi.registry import reviews
 from fakeapi.registry.context import RequestContext
+from fakeapi.registry.kinds import KindTable, served_kinds
 from fakeapi.registry.strategies import strategy_for, subresource_strategies_for
 from fakeapi.registry.strategy import StrategyEnv
-from fakeapi.server import create_app
-from fakeapi.store import Store
+from fakeapi.storage.log import ADDED, DELETED, MODIFIED, EventLog
+from fakeapi.storage.store import Store
 
 Obj = dict[str, Any]
 ALICE = UserInfo("alice", groups=("dev", "system:authenticated"))
@@ -1022,7 +1023,7 @@ async def test_in_process_clients() -> None:
 @pytest.fixture
 async def api(aiohttp_client: Any) -> Any:
     cluster = Cluster(ClusterConfig(seed=2))
-    from fakeapi.authn import UNSECURED, Authenticator
+    from fakeapi.auth.authn import UNSECURED, Authenticator
 
     tokens = {"a": UserInfo("alice"), "b": UserInfo("bob")}
     client = await aiohttp_client(create_app(cluster, authenticator=Authenticator(

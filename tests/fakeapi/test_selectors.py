@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from fakeapi.errors import ApiError
-from fakeapi.kinds import KINDS
-from fakeapi.selectors import parse_field_selector, parse_label_selector
+from fakeapi.machinery.errors import ApiError
+from fakeapi.machinery.selectors import parse_field_selector, parse_label_selector
+from fakeapi.registry.kinds import KINDS
 from tests.conftest import KEY_NAME_MSG, VALUE_MSG
 
 FIELDS = {k.resource_id: k.field_selectors for k in KINDS}

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from fakeapi import statedir
+from fakeapi.storage import statedir
 
 
 @pytest.mark.parametrize(("case", "free", "tmpdir", "chosen"), [

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from fakeapi.clock import VirtualClock
-from fakeapi.log import ADDED, DELETED, MODIFIED, CompactedError, Event, EventLog
-from fakeapi.store import Store
+from fakeapi.machinery.clock import VirtualClock
+from fakeapi.storage.log import ADDED, DELETED, MODIFIED, CompactedError, Event, EventLog
+from fakeapi.storage.store import Store
 
 
 def _obj(name: str, ns: str = "default", **extra: object) -> dict:

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from fakeapi.errors import ApiError
-from fakeapi.schemas import get_schemas
-from fakeapi.structural import (
+from fakeapi.machinery.errors import ApiError
+from fakeapi.schema.schemas import get_schemas
+from fakeapi.schema.structural import (
     MAX_STRICT_ERRORS,
     RFC3339_MICRO,
     base64_error,

@@ -1,4 +1,5 @@
-"""Tests for fakeapi.tables and fakeapi.columns: column specs, cells per kind, HumanDuration,
+"""Tests for fakeapi.http.tables and fakeapi.printers.columns: column specs, cells per kind,
+HumanDuration,
 Accept negotiation."""
 
 from __future__ import annotations
@@ -9,8 +10,9 @@ from typing import Any, TypedDict
 import orjson
 import pytest
 
-from fakeapi import columns, tables
-from fakeapi.kinds import KINDS, Kind
+from fakeapi.http import tables
+from fakeapi.printers import columns
+from fakeapi.registry.kinds import KINDS, Kind
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 KIND = {k.kind: k for k in KINDS if k.group != "events.k8s.io"}  # Event: the core one

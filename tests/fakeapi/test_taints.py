@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from fakeapi.taints import tolerates, toleration_seconds, untolerated
+from fakeapi.kube.taints import tolerates, toleration_seconds, untolerated
 
 T = {"key": "gpu", "value": "bad", "effect": "NoSchedule"}
 CASES: list[tuple[str, dict[str, Any], dict[str, Any], bool]] = [

@@ -26,8 +26,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from fakeapi.kubeconfig import write_kubeconfig
-from fakeapi.tls import Pki, ensure_pki, identity_from_peercert, server_ssl_context
+from fakeapi.auth.kubeconfig import write_kubeconfig
+from fakeapi.auth.tls import Pki, ensure_pki, identity_from_peercert, server_ssl_context
 
 KEY_FIELDS = ("ca_key", "server_key", "admin_key")
 

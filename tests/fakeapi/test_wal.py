@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from fakeapi import wal as wal_mod
-from fakeapi.wal import (
+from fakeapi.storage import wal as wal_mod
+from fakeapi.storage.wal import (
     FILE_MAGIC,
     RECORD_HEADER,
     WalClosedError,
@@ -168,7 +168,7 @@ async def test_only_an_unacknowledged_torn_final_write_is_cut(
         return
     expected = GOOD[:survivors]
     good_size = len(FILE_MAGIC) + sum(len(encode_record(p)) for p in expected)
-    with caplog.at_level(logging.INFO, logger="fakeapi.wal"):
+    with caplog.at_level(logging.INFO, logger="fakeapi.storage.wal"):
         wal, records = WriteAheadLog.open(path)
     assert records == expected
     assert path.stat().st_size == good_size, "torn tail must be cut on disk"
@@ -428,7 +428,7 @@ CHILD = textwrap.dedent(
     """
     import asyncio, sys
     from pathlib import Path
-    from fakeapi.wal import WriteAheadLog
+    from fakeapi.storage.wal import WriteAheadLog
 
     def payload(tag, i):
         size = (len(tag) * 7919 + i * 104729) % 9000

@@ -1,4 +1,4 @@
-"""fakeapi.watch in process: quiet watchers never expire for other kinds' writes, and
+"""fakeapi.storage.watch in process: quiet watchers never expire for other kinds' writes, and
 timeouts and bookmarks run on the virtual clock (no real waiting)."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from fakeapi.clock import RealClock, VirtualClock
 from fakeapi.cluster import Cluster, ClusterConfig
-from fakeapi.kinds import Kind, served_kinds
-from fakeapi.log import ADDED, MODIFIED, Event, EventLog
-from fakeapi.store import Store
-from fakeapi.watch import MAX_BATCH_BYTES, WatchSpec, notices
+from fakeapi.machinery.clock import RealClock, VirtualClock
+from fakeapi.registry.kinds import Kind, served_kinds
+from fakeapi.storage.log import ADDED, MODIFIED, Event, EventLog
+from fakeapi.storage.store import Store
+from fakeapi.storage.watch import MAX_BATCH_BYTES, WatchSpec, notices
 
 RETENTION = 8
 KINDS = served_kinds()

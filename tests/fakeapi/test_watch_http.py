@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
-from fakeapi.clock import VirtualClock
 from fakeapi.cluster import Cluster, ClusterConfig
+from fakeapi.http.server import create_app
+from fakeapi.machinery.clock import VirtualClock
 from fakeapi.registry.context import RequestContext
-from fakeapi.server import create_app
 from tests.fakeapi.test_api import (
     CM,
     CONTINUE_EXPIRED,

@@ -24,8 +24,8 @@ import pytest
 import yaml
 
 from fakeapi.cli import parse_feature_gates
-from fakeapi.features import FeatureGates
-from fakeapi.kinds import Kind, served_kinds
+from fakeapi.machinery.features import FeatureGates
+from fakeapi.registry.kinds import Kind, served_kinds
 from tests.conftest import ROOT, SEED_GATES, ServerProcess, start_server
 from tests.fuzz.mutate import APPLY, JSON, MERGE, STRATEGIC, YAML, Mutator, Request
 

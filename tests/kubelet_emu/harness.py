@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from fakeapi.clock import VirtualClock
 from fakeapi.cluster import ClusterConfig
 from fakeapi.controlplane import ControlPlane
+from fakeapi.machinery.clock import VirtualClock
 from kubelet_emu.kubelet import Kubelet
 from kubelet_emu.profile import load_profile
 from kubelet_emu.settings import EmulatorSettings

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from fakeapi.client import Client
-from fakeapi.clock import VirtualClock, parse_time
 from fakeapi.controlplane import ControlPlane
+from fakeapi.machinery.clock import VirtualClock, parse_time
 from tests.kubelet_emu.harness import (
     CLASSES,
     LEASES,

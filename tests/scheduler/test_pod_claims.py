@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from fakeapi.resourceclaim import RESERVED_FOR_MAX
+from fakeapi.kube.resourceclaim import RESERVED_FOR_MAX
 from scheduler.claims import (
     FINALIZER,
     ClaimsNotReady,

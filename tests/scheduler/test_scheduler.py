@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from fakeapi.client import Client
-from fakeapi.clock import VirtualClock
 from fakeapi.controlplane import ControlPlane
-from fakeapi.errors import ApiError
+from fakeapi.machinery.clock import VirtualClock
+from fakeapi.machinery.errors import ApiError
 from scheduler.scheduler import Scheduler
 from tests.controllers.harness import running_plane
 

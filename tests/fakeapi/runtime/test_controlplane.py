@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from fakeapi.cli import build_parser
-from fakeapi.clock import VirtualClock
 from fakeapi.cluster import ClusterConfig
 from fakeapi.controlplane import ALL_COMPONENTS, ControlPlane
+from fakeapi.http.server import create_app
+from fakeapi.machinery.clock import VirtualClock
 from fakeapi.runtime.component import (
     ComponentContext,
     ComponentSelectionError,
@@ -20,7 +21,6 @@ from fakeapi.runtime.component import (
     Controller,
     select,
 )
-from fakeapi.server import create_app
 
 SPECS = (ComponentSpec(name="a", build=Controller), ComponentSpec(name="b", build=Controller),
          ComponentSpec(name="c", build=Controller, enabled_by_default=False))

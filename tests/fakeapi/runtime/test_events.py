@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fakeapi.clock import VirtualClock
 from fakeapi.cluster import Cluster, ClusterConfig
+from fakeapi.machinery.clock import VirtualClock
 from fakeapi.runtime.events import WARNING, EventRecorder, object_reference
 
 POD = {"apiVersion": "v1", "kind": "Pod",

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from fakeapi.clock import VirtualClock
 from fakeapi.cluster import Cluster, ClusterConfig
-from fakeapi.errors import ApiError
+from fakeapi.machinery.clock import VirtualClock
+from fakeapi.machinery.errors import ApiError
 from fakeapi.models import DeviceClass
 from fakeapi.runtime.informer import Informer, Informers
 from fakeapi.runtime.typed import typed_view

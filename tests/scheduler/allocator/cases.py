@@ -38,7 +38,7 @@ from typing import Any
 
 import yaml
 
-from fakeapi.validation.quantity import parse_quantity
+from fakeapi.machinery.quantity import parse_quantity
 from scheduler.allocator import Features
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "allocator"

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from fakeapi import cel
-from fakeapi.features import FeatureGates
+from fakeapi.machinery.features import FeatureGates
 from scheduler.allocator import (
     AllocatedState,
     ClaimUnschedulable,

@@ -1,0 +1,4 @@
+"""Auth: who is asking (authentication, tokens, certificates, kubeconfig) and what they may do
+(RBAC, authorization attributes, impersonation).
+
+Imports: `fakeapi.machinery`."""

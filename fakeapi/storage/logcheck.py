@@ -1,0 +1,187 @@
+"""`fakeapi log verify` and `fakeapi log repair`: what is wrong with a log, and the way out.
+
+The server refuses to start on a damaged log (`WalDamagedError`, or an intact record that is
+not the event due next): serving the state up to the damage would drop acknowledged writes
+and hand their revisions to new objects. `verify` says where the log stops being sound and
+what a start would do; `repair --truncate-at REV` keeps revisions 1..REV and cuts the rest,
+saving the cut bytes next to the log first. Nothing here runs while a server has the log
+open (the WAL's lock).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+from fakeapi.storage.log import Event
+from fakeapi.storage.wal import Ack, ScanResult, WalError, lock, scan_file, write_ack
+
+LOG_NAME = "events.log"
+
+
+class RepairError(Exception):
+    """A repair that can't be done as asked (the log stays as it was)."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Problem:
+    """Where the log stops being sound."""
+
+    offset: int
+    revision: int
+    """Revision of the first record that can't be kept (intact records before it + 1)."""
+    why: str
+    intact_after: int
+    refused: bool
+    """A start refuses the log (False: an unacknowledged torn final write, cut at start)."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Report:
+    """What `verify` found in one data directory's log."""
+
+    path: Path
+    size: int
+    revisions: int
+    """Revisions 1..revisions replay cleanly."""
+    ack: Ack | None
+    problem: Problem | None
+    scan: ScanResult
+
+
+def log_path(data_dir: Path) -> Path:
+    """The event log file of a data directory."""
+    return Path(data_dir) / LOG_NAME
+
+
+def verify(data_dir: Path) -> Report:
+    """Read the log of `data_dir` (without changing it) and judge every record.
+
+    Raises WalCorruptError when the file is not a fakeapi log at all, OSError when it can't
+    be read.
+    """
+    path = log_path(data_dir)
+    scan = scan_file(path)
+    problem: Problem | None = None
+    good = len(scan.records)
+    for i, payload in enumerate(scan.records, 1):
+        try:
+            event = Event.from_record(payload, None)
+            why = "" if event.revision == i else (f"it holds revision {event.revision} where "
+                                                  f"{i} was due")
+        except ValueError as e:
+            why = str(e)
+        if why:
+            problem = Problem(offset=scan.offsets[i - 1], revision=i, why=why,
+                              intact_after=len(scan.records) - i, refused=True)
+            good = i - 1
+            break
+    damage = scan.damage
+    if problem is None and damage is not None:
+        problem = Problem(offset=damage.offset, revision=damage.record, why=damage.why,
+                          intact_after=damage.intact_after, refused=not damage.torn)
+    return Report(path=path, size=scan.size, revisions=good, ack=scan.ack, problem=problem,
+                  scan=scan)
+
+
+def format_report(report: Report) -> str:
+    """The human-readable verdict `fakeapi log verify` prints."""
+    lines = [f"{report.path}: {report.size:,} bytes, revisions 1..{report.revisions} intact"]
+    if report.ack is None:
+        lines.append("  no ack file: only the record framing can tell a torn write from damage")
+    else:
+        lines.append(f"  acknowledged: {report.ack.records:,} records, {report.ack.offset:,} "
+                     "bytes")
+    problem = report.problem
+    if problem is None:
+        lines.append("OK")
+    elif not problem.refused:
+        lines.append(f"OK, but the final write (at offset {problem.offset:,}, "
+                     f"{report.size - problem.offset:,} bytes) is torn and was never "
+                     f"acknowledged: the next start cuts it ({problem.why})")
+    else:
+        lines.append(damage_text(report))
+        lines.append(way_out(report))
+    return "\n".join(lines)
+
+
+def damage_text(report: Report) -> str:
+    """One sentence: where the log is damaged and how."""
+    problem = report.problem
+    assert problem is not None
+    more = f"; {problem.intact_after:,} intact records follow" if problem.intact_after else ""
+    return (f"DAMAGED at offset {problem.offset:,} (revision {problem.revision}): "
+            f"{problem.why}{more}")
+
+
+def way_out(report: Report) -> str:
+    """How to inspect and repair a damaged log."""
+    data_dir = report.path.parent
+    keep = report.problem.revision - 1 if report.problem else report.revisions
+    return (f"  inspect it:  fakeapi log verify {data_dir}\n"
+            f"  keep revisions 1..{keep} and cut the rest (a copy of what is cut is saved "
+            f"next to the log):  fakeapi log repair {data_dir} --truncate-at {keep}")
+
+
+def refusal(data_dir: Path) -> str:
+    """What the server prints when it refuses to start on a damaged log."""
+    report = verify(data_dir)
+    return (f"fakeapi: refusing to start: the event log {report.path} is {damage_text(report)}"
+            "\nServing the log up to the damage would drop acknowledged writes and hand their "
+            "revisions to new objects.\n" + way_out(report))
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Repaired:
+    """What `repair` did."""
+
+    kept: int
+    cut_bytes: int
+    saved: Path | None
+
+
+def repair(data_dir: Path, truncate_at: int) -> Repaired:
+    """Keep revisions 1..`truncate_at` of the log and cut everything after them, after saving
+    the cut bytes to `events.log.cut-REV` (RepairError when that would keep a damaged or
+    missing record, or the log is open in a running server)."""
+    path = log_path(data_dir)
+    if truncate_at < 0:
+        raise RepairError("--truncate-at must be 0 or more")
+    fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    try:
+        try:
+            lock(fd, path)
+        except WalError:
+            raise RepairError(f"{path} is open in a running server: stop it first") from None
+        report = verify(data_dir)
+        if truncate_at > report.revisions:
+            raise RepairError(f"revision {truncate_at} is past the last intact one: the most "
+                              f"that can be kept is --truncate-at {report.revisions}")
+        offsets = report.scan.offsets
+        cut = offsets[truncate_at] if truncate_at < len(offsets) else report.scan.good_end
+        if cut >= report.size:
+            return Repaired(kept=truncate_at, cut_bytes=0, saved=None)
+        saved = _free_name(path.with_name(f"{path.name}.cut-{truncate_at}"))
+        with open(path, "rb") as f:
+            f.seek(cut)
+            tail = f.read()
+        with open(saved, "xb") as out:
+            out.write(tail)
+            out.flush()
+            os.fsync(out.fileno())
+        os.ftruncate(fd, cut)
+        os.fsync(fd)
+        write_ack(path, Ack(cut, truncate_at))
+        return Repaired(kept=truncate_at, cut_bytes=len(tail), saved=saved)
+    finally:
+        os.close(fd)
+
+
+def _free_name(path: Path) -> Path:
+    """`path`, or `path.N` for the first N that doesn't exist yet."""
+    candidate, n = path, 0
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.name}.{n}")
+    return candidate
