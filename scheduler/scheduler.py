@@ -24,11 +24,10 @@ from aiohttp import web
 
 import scheduler.explain as explanation
 import scheduler.nodeallocatable as nodealloc
-from fakeapi.http.server import Route
 from fakeapi.kube import nodeselector
 from fakeapi.machinery.clock import rfc3339
 from fakeapi.machinery.errors import ApiError, not_found
-from fakeapi.runtime.component import ComponentContext, Controller
+from fakeapi.runtime.component import ComponentContext, Controller, Route
 from fakeapi.runtime.events import NORMAL, WARNING, EventRecorder, object_reference
 from fakeapi.runtime.informer import object_key
 from fakeapi.runtime.workqueue import RateLimiter, Retry, WorkQueue

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from fakeapi.schema.schemas import REF_PREFIX, Schemas, get_schemas, types_of  # noqa: E402
 
-OUT_DIR = ROOT / "fakeapi" / "models"
+OUT_DIR = ROOT / "tests" / "support" / "models"
 
 ROOT_KINDS: tuple[tuple[str, str, str], ...] = (
     ("resource.k8s.io", "v1", "DeviceClass"),
@@ -79,7 +79,7 @@ SCALARS: dict[str, str] = {
     "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1": "FieldsV1",
     "io.k8s.apimachinery.pkg.util.intstr.IntOrString": "IntOrString",
 }
-"""Definitions rendered as the wire-scalar aliases of fakeapi.models.base."""
+"""Definitions rendered as the wire-scalar aliases of tests.support.models.base."""
 
 DOCS: dict[str, str] = {
     # Own wording where the upstream first sentence does not fit one line.
@@ -258,9 +258,9 @@ IDENTITIES: dict[str, str] = {
 }
 """String fields typed with a NewType of IDS_MODULE (key as in DOCS); each must match a field."""
 
-BASE_MODULE = "fakeapi.models.base"
+BASE_MODULE = "tests.support.models.base"
 IDS_MODULE = "fakeapi.machinery.ids"
-PACKAGE = "fakeapi.models"
+PACKAGE = "tests.support.models"
 MAX_DOC = 88
 LINE = 100
 

@@ -27,7 +27,7 @@ from fakeapi.auth.authn import (
 )
 from fakeapi.auth.rbac import Attributes, Authorizer, Decision, Rule, compact_string, uncovered
 from fakeapi.machinery.errors import ApiError, Cause
-from fakeapi.registry.kinds import Kind
+from fakeapi.machinery.gvk import ResourceType
 
 API_PREFIXES = ("api", "apis")
 NAMESPACE_SUBRESOURCES = ("status", "finalize")
@@ -139,14 +139,14 @@ def check(authorizer: Authorizer, a: Attributes) -> Decision:
     return decision
 
 
-def resource_attributes(user: UserInfo, verb: str, kind: Kind, namespace: str | None = "",
+def resource_attributes(user: UserInfo, verb: str, kind: ResourceType, namespace: str | None = "",
                         name: str = "", subresource: str = "") -> Attributes:
     """What a request on a served kind asks to do (the same attributes its REST path gives)."""
     return Attributes(user, verb, True, kind.group, kind.version, namespace or "", kind.plural,
                       subresource, name)
 
 
-def authorize(authorizer: Authorizer, user: UserInfo, verb: str, kind: Kind,
+def authorize(authorizer: Authorizer, user: UserInfo, verb: str, kind: ResourceType,
               namespace: str | None = "", name: str = "", subresource: str = "") -> Attributes:
     """Authorize `user` to `verb` an object (or collection, without a name) of `kind`, or
     raise the 403 an HTTP client would get; the in-process client's one check."""
@@ -316,7 +316,7 @@ def associated_with_node(user: UserInfo, node: str) -> bool:
     return len(name) <= 253 and bool(_NODE_NAME.match(name)) and name == node
 
 
-def claim_status_causes(authorizer: Authorizer, user: UserInfo, verb: str, kind: Kind,
+def claim_status_causes(authorizer: Authorizer, user: UserInfo, verb: str, kind: ResourceType,
                         new: Mapping[str, Any], old: Mapping[str, Any]) -> list[Cause]:
     """Same as upstream's granular ResourceClaim status authorization, for a `/status` write
     by `user` with `verb`: changing allocation or reservedFor needs the verb on
@@ -364,7 +364,7 @@ def claim_status_causes(authorizer: Authorizer, user: UserInfo, verb: str, kind:
 
 # --- RBAC escalation prevention ---------------------------------------------------------
 
-def _escalation_error(kind: Kind, name: str, detail: str) -> ApiError:
+def _escalation_error(kind: ResourceType, name: str, detail: str) -> ApiError:
     return ApiError(403, "Forbidden", f"{kind.resource_id} {_q(name)} is forbidden: {detail}",
                     name=name, group=kind.group, kind=kind.plural)
 
@@ -384,7 +384,7 @@ def _escalation_target(new: Mapping[str, Any]) -> tuple[str, str]:
     return meta.get("name", ""), meta.get("namespace", "")
 
 
-def check_role_escalation(authorizer: Authorizer, user: UserInfo, kind: Kind,
+def check_role_escalation(authorizer: Authorizer, user: UserInfo, kind: ResourceType,
                           new: Mapping[str, Any], old: Mapping[str, Any] | None) -> None:
     """Same as upstream's RBAC role storage: a Role or ClusterRole may only hold permissions
     its writer holds, unless the writer has `escalate` on it (system:masters is exempt).
@@ -405,7 +405,7 @@ def check_role_escalation(authorizer: Authorizer, user: UserInfo, kind: Kind,
                 [Rule.from_wire(r) for r in new.get("rules") or []])
 
 
-def check_binding_escalation(authorizer: Authorizer, user: UserInfo, kind: Kind,
+def check_binding_escalation(authorizer: Authorizer, user: UserInfo, kind: ResourceType,
                              new: Mapping[str, Any], old: Mapping[str, Any] | None) -> None:
     """Same as upstream's RBAC binding storage: a RoleBinding or ClusterRoleBinding may only
     grant a role whose permissions its writer holds, unless the writer has `bind` on that
@@ -429,8 +429,8 @@ def check_binding_escalation(authorizer: Authorizer, user: UserInfo, kind: Kind,
     _check_held(authorizer, user, kind, name, namespace, list(rules))
 
 
-def _check_held(authorizer: Authorizer, user: UserInfo, kind: Kind, name: str, namespace: str,
-                wanted: list[Rule]) -> None:
+def _check_held(authorizer: Authorizer, user: UserInfo, kind: ResourceType, name: str,
+                namespace: str, wanted: list[Rule]) -> None:
     """The 403 when `user` doesn't hold every wanted rule in `namespace`."""
     owner = authorizer.rules_for(user, namespace)
     missing = uncovered(owner.rules, wanted)

@@ -26,8 +26,8 @@ import orjson
 
 from fakeapi import KUBERNETES_VERSION
 from fakeapi.http.discovery import group_versions, subresource
+from fakeapi.registry import custom_kinds
 from fakeapi.registry.kinds import Kind, KindTable
-from fakeapi.schema import crd
 from fakeapi.schema.schemas import REF_PREFIX, Schemas, get_schemas
 
 OPENAPI_V3_PREFIX = "/openapi/v3"
@@ -444,7 +444,7 @@ def custom_definitions(kind: Kind) -> dict[str, JSON]:
     name, list_name = definition_names(get_schemas(), kind)
     assert name is not None and list_name is not None
     gvk = {"group": kind.group, "version": kind.version, "kind": kind.kind + "List"}
-    return {name: crd.wire_schema(kind), list_name: {
+    return {name: custom_kinds.wire_schema(kind), list_name: {
         "description": f"{kind.kind}List is a list of {kind.kind}", "type": "object",
         "required": ["items"], "x-kubernetes-group-version-kind": [gvk],
         "properties": {

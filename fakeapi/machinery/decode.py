@@ -27,6 +27,7 @@ import orjson
 import yaml
 
 from fakeapi.machinery.errors import bad_request
+from fakeapi.machinery.gvk import ResourceType
 from fakeapi.machinery.jsonio import (
     HAZARD_RUN,
     MAX_DEPTH,
@@ -37,7 +38,6 @@ from fakeapi.machinery.jsonio import (
     loads,
     note_request_hazard,
 )
-from fakeapi.registry.kinds import Kind
 
 # The Go type upstream's version/kind sniffer unmarshals into, as `%v` prints it.
 _FIND_KIND_TYPE = ('struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
@@ -159,7 +159,7 @@ def decode_body(raw: bytes, content_type: str, *, kind: str | None = None,
     return value, dups
 
 
-def require_object(body: Any, kind: Kind) -> dict[str, Any]:
+def require_object(body: Any, kind: ResourceType) -> dict[str, Any]:
     """Same as upstream: a decoded create/update body must be a JSON object (400 otherwise)."""
     if not isinstance(body, dict):
         raise bad_request(f"Object '{kind.kind}' is missing in request body: expected a JSON "
@@ -173,7 +173,7 @@ def object_member(obj: dict[str, Any], key: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def check_type_meta(obj: dict[str, Any], kind: Kind) -> None:
+def check_type_meta(obj: dict[str, Any], kind: ResourceType) -> None:
     """Same as upstream: `apiVersion` and `kind`, where set, are those of the endpoint (400)."""
     api_version, k = obj.get("apiVersion"), obj.get("kind")
     if api_version and api_version != kind.api_version:

@@ -7,6 +7,7 @@ from typing import Any
 from fakeapi.machinery.clock import rfc3339
 from fakeapi.machinery.errors import Cause, bad_request, invalid
 from fakeapi.machinery.field import immutable
+from fakeapi.registry import custom_kinds
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.strategy import Obj, StatusStrategy, Strategy, ViewStrategy
 from fakeapi.registry.validation import meta as meta_rules
@@ -46,7 +47,7 @@ class CustomResourceDefinitionStrategy(Strategy):
 
 
 def _schema(kind: Any) -> Obj:
-    return crd.custom(kind).get("schema") or {}
+    return custom_kinds.custom(kind).get("schema") or {}
 
 
 class CustomResourceStrategy(Strategy):
@@ -88,15 +89,15 @@ class CustomResourceScaleStrategy(ViewStrategy):
 
     def view(self, obj: Obj) -> Obj:
         """The Scale: replicas and selector read at the CRD's paths."""
-        spec_path, status_path, selector_path = crd.scale_paths(self.kind)
+        spec_path, status_path, selector_path = custom_kinds.scale_paths(self.kind)
         meta = obj["metadata"]
         keep = ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
         scale: Obj = {"kind": "Scale", "apiVersion": "autoscaling/v1",
                       "metadata": {k: meta[k] for k in keep if k in meta},
-                      "spec": {"replicas": int(crd.jsonpath_get(obj, spec_path) or 0)},
-                      "status": {"replicas": int(crd.jsonpath_get(obj, status_path) or 0)}}
+                      "spec": {"replicas": int(custom_kinds.jsonpath_get(obj, spec_path) or 0)},
+                      "status": {"replicas": int(custom_kinds.jsonpath_get(obj, status_path) or 0)}}
         if selector_path:
-            scale["status"]["selector"] = str(crd.jsonpath_get(obj, selector_path) or "")
+            scale["status"]["selector"] = str(custom_kinds.jsonpath_get(obj, selector_path) or "")
         return scale
 
     def unview(self, body: Obj, old: Obj) -> Obj:
@@ -106,7 +107,7 @@ class CustomResourceScaleStrategy(ViewStrategy):
             raise invalid("Scale", "autoscaling", old["metadata"]["name"], [Cause(
                 "spec.replicas", f"Invalid value: {replicas}: must be greater than or equal "
                 "to 0")])
-        spec_path = crd.scale_paths(self.kind)[0]
+        spec_path = custom_kinds.scale_paths(self.kind)[0]
         parts = [p for p in spec_path.split(".") if p]
         if not parts:
             raise bad_request(f"invalid specReplicasPath {spec_path!r}")

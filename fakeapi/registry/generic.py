@@ -41,6 +41,7 @@ from fakeapi.machinery.jsonio import dumps
 from fakeapi.machinery.randomness import RandomBits, RandomSource
 from fakeapi.patching import apply as ssa
 from fakeapi.patching.patch import apply_patch
+from fakeapi.registry import custom_kinds
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.defaults import decode_defaults
 from fakeapi.registry.kinds import Kind, KindTable
@@ -167,7 +168,7 @@ class Registry:
         with their strategies; a deleted CRD's custom resources are deleted with it."""
         name = obj["metadata"]["name"]
         served = [] if deleted or obj["metadata"].get("deletionTimestamp") else (
-            crd.kinds_for(obj))
+            custom_kinds.kinds_for(obj))
         self.kinds.replace_custom(name, served)
         kind = self.kinds.by_id(name)
         if kind is None or not kind.custom_schema:
@@ -630,7 +631,7 @@ class Registry:
                       duplicates: builtins.list[str]) -> tuple[Obj, builtins.list[str]]:
         """Same as upstream for custom resources: unknown fields are pruned (a warning in
         Warn mode, a 400 in Strict); the values are checked by the strategy (422)."""
-        schema = crd.custom(kind).get("schema") or {}
+        schema = custom_kinds.custom(kind).get("schema") or {}
         pruned, dropped = crd.prune(obj, schema)
         if pruned is obj:
             pruned = json_copy(obj)
@@ -647,7 +648,7 @@ class Registry:
         if kind.custom_schema:
             found = self._custom_schemas.get(kind.custom_schema)
             if found is None:
-                found = self._custom_schemas[kind.custom_schema] = crd.wire_schema(kind)
+                found = self._custom_schemas[kind.custom_schema] = custom_kinds.wire_schema(kind)
             return found
         return self.schemas.for_gvk(kind.group, kind.version, kind.kind)
 

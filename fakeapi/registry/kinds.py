@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 
 from fakeapi.machinery import selectors
 from fakeapi.machinery.features import FeatureGates, GateReader
+from fakeapi.machinery.gvk import ResourceType
 from fakeapi.machinery.selectors import FieldRules
 from fakeapi.printers import columns
 from fakeapi.printers import workloads as wc
@@ -30,15 +31,10 @@ STATUS = "StatusStrategy"
 """The default strategy of `/status` (status changes, nothing else)."""
 
 
-@dataclasses.dataclass(frozen=True)
-class Kind:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Kind(ResourceType):
     """One served group/version/kind and how it is exposed over REST."""
 
-    group: str
-    version: str
-    kind: str
-    plural: str
-    namespaced: bool
     short_names: tuple[str, ...] = ()
     subresources: Mapping[str, str] = dataclasses.field(default_factory=dict, compare=False)
     """Each subresource (`status`, `finalize`, `binding`) and the name of its strategy."""
@@ -62,32 +58,12 @@ class Kind:
     other struct field goes on the wire as `{}` at least)."""
     custom_schema: str = ""
     """A custom resource's facts from its CRD as JSON (schema, scale paths; see
-    `fakeapi.schema.crd.custom`), "" for built-in kinds. Compared, so caches keyed by kinds see a
-    changed schema."""
+    `fakeapi.registry.custom_kinds.custom`), "" for built-in kinds. Compared, so caches keyed
+    by kinds see a changed schema."""
     posts_to: tuple[str, str] | None = None
     """A create-only kind whose POST is a subresource of another kind's object named by the
     body (`namespaces/NS/bindings` binds the pod the Binding names): (resource id,
     subresource)."""
-
-    @property
-    def singular(self) -> str:
-        """Lower-case kind, as upstream's singularResource."""
-        return self.kind.lower()
-
-    @property
-    def api_version(self) -> str:
-        """`group/version`, or just `version` for the core group."""
-        return f"{self.group}/{self.version}" if self.group else self.version
-
-    @property
-    def group_version(self) -> tuple[str, str]:
-        """(group, version) pair."""
-        return (self.group, self.version)
-
-    @property
-    def resource_id(self) -> str:
-        """Storage prefix: `plural.group` (as in RBAC and error messages), `plural` for core."""
-        return f"{self.plural}.{self.group}" if self.group else self.plural
 
     @property
     def has_status(self) -> bool:
@@ -96,7 +72,8 @@ class Kind:
 
 
 def _k(group: str, version: str, kind: str, plural: str, namespaced: bool, **kw: object) -> Kind:
-    return Kind(group=group, version=version, kind=kind, plural=plural, namespaced=namespaced, **kw)  # type: ignore[arg-type]
+    return Kind(group=group, version=version, kind=kind, plural=plural, namespaced=namespaced,
+                **kw)  # type: ignore[arg-type]
 
 
 RESOURCE = "resource.k8s.io"

@@ -12,11 +12,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import random
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Sequence
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
+from aiohttp import web
+
 from fakeapi.client import Client
-from fakeapi.http.server import Route
 from fakeapi.machinery.clock import Clock
 from fakeapi.machinery.features import FeatureGates, GateReader
 from fakeapi.runtime.informer import Informer, Informers, Obj, object_key
@@ -26,6 +27,9 @@ from fakeapi.runtime.workqueue import WorkQueue, process
 K = TypeVar("K", bound=Hashable)
 KeyFunc = Callable[[str, Obj, "Obj | None"], Iterable[Any]]
 """Maps one change (type, obj, old) to the work-queue keys it concerns."""
+Route = tuple[str, str, Callable[[web.Request], Awaitable[web.StreamResponse]]]
+"""An extra (method, path, handler) route outside /api and /apis that a component answers
+(a read-only report); the server authenticates and authorizes it like every other path."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from fakeapi.machinery.errors import ApiError, expired
-from fakeapi.registry.kinds import Kind
+from fakeapi.machinery.gvk import ResourceType
 from fakeapi.storage.log import ADDED, DELETED, MODIFIED, CompactedError, Event
 from fakeapi.storage.store import Store
 
@@ -37,7 +37,7 @@ Encoder = Callable[[Event, str], bytes]
 class WatchSpec:
     """What one watch asks for."""
 
-    kind: Kind
+    kind: ResourceType
     namespace: str | None = None
     predicate: Callable[[Obj], bool] | None = None
     resource_version: str = ""
@@ -105,7 +105,7 @@ Notice = tuple[str, "Event | Obj"]
 """One watch notification: (type, the committed Event) or (BOOKMARK/ERROR, its object)."""
 
 
-def _bookmark(kind: Kind, revision: int, *, initial_end: bool = False) -> Notice:
+def _bookmark(kind: ResourceType, revision: int, *, initial_end: bool = False) -> Notice:
     """A BOOKMARK carrying only the revision (and the initial-events-end marker)."""
     meta: Obj = {"resourceVersion": str(revision)}
     if initial_end:

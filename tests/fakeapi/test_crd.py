@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from fakeapi.registry import custom_kinds
 from fakeapi.schema import crd
 
 CASES = yaml.safe_load((Path(__file__).parent.parent / "data" / "crd" / "validation.yaml")
@@ -57,12 +58,12 @@ def test_a_crd_serves_its_versions() -> None:
     crd.default_crd(obj)
     assert obj["spec"]["names"]["listKind"] == "WidgetList"
     assert crd.crd_causes(obj) == []
-    [kind] = crd.kinds_for(obj)
+    [kind] = custom_kinds.kinds_for(obj)
     assert (kind.group, kind.version, kind.kind, kind.plural, kind.namespaced) == (
         "example.com", "v1", "Widget", "widgets", True)
     assert kind.short_names == ("wd",) and set(kind.subresources) == {"status", "scale"}
     assert [c.name for c in kind.columns.columns] == ["Name", "Size"]
-    assert crd.scale_paths(kind) == (".spec.size", ".status.size", "")
+    assert custom_kinds.scale_paths(kind) == (".spec.size", ".status.size", "")
 
 
 @pytest.mark.parametrize(("spec", "field", "message"), [

@@ -9,19 +9,19 @@ from typing import Any
 
 import pytest
 
-from fakeapi import models
 from fakeapi.machinery.decode import object_member
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.ids import UID, ResourceVersion, resource_version
 from fakeapi.schema.schemas import get_schemas
 from scripts import gen_models
+from tests.support import models
 
 
 def _field_annotation(key: str) -> Any:
     """The resolved annotation of a generated field named "<module>:<Class>.<jsonName>"."""
     module, _, rest = key.partition(":")
     cls_name, _, json_name = rest.partition(".")
-    cls = getattr(importlib.import_module(f"fakeapi.models.{module}"), cls_name)
+    cls = getattr(importlib.import_module(f"tests.support.models.{module}"), cls_name)
     hints = typing.get_type_hints(cls)
     return hints[gen_models.snake(json_name)]
 

@@ -15,6 +15,7 @@ from fakeapi.machinery.features import GATES, FeatureGates
 from fakeapi.machinery.selectors import DEFAULT_FIELDS, parse_field_selector
 from fakeapi.printers.columns import DEFAULT_SPEC
 from fakeapi.registry.context import RequestContext
+from fakeapi.registry.custom_kinds import CUSTOM_SCALE, CUSTOM_STATUS, CUSTOM_STRATEGY
 from fakeapi.registry.generic import Registry
 from fakeapi.registry.kinds import KINDS, Kind, KindTable
 from fakeapi.registry.strategies import STRATEGIES, SUBRESOURCE_STRATEGIES
@@ -25,7 +26,6 @@ from fakeapi.registry.strategy import (
     StatusStrategy,
 )
 from fakeapi.schema import dropfields
-from fakeapi.schema.crd import CUSTOM_SCALE, CUSTOM_STATUS, CUSTOM_STRATEGY
 from fakeapi.schema.schemas import get_schemas
 from fakeapi.storage.log import EventLog
 from fakeapi.storage.store import Store

@@ -21,18 +21,18 @@ import pydantic
 import pytest
 import yaml
 
-import fakeapi.models as m
-from fakeapi.models import resource_v1 as rv1
-from fakeapi.models import resource_v1alpha3 as rv1a3
-from fakeapi.models import scheduling_v1beta1 as sv1b1
+import tests.support.models as m
 from fakeapi.registry.kinds import KINDS as SERVED_KINDS
 from fakeapi.schema.schemas import Schemas, get_schemas
 from fakeapi.schema.structural import check
+from tests.support.models import resource_v1 as rv1
+from tests.support.models import resource_v1alpha3 as rv1a3
+from tests.support.models import scheduling_v1beta1 as sv1b1
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = sorted((ROOT / "tests" / "data" / "seeds").glob("*.yaml"))
 RICH = ROOT / "tests" / "data" / "models" / "roundtrip.yaml"
-MODELS_DIR = ROOT / "fakeapi" / "models"
+MODELS_DIR = ROOT / "tests" / "support" / "models"
 
 
 def _load_generator() -> types.ModuleType:

@@ -11,9 +11,9 @@ import pytest
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.machinery.clock import VirtualClock
 from fakeapi.machinery.errors import ApiError
-from fakeapi.models import DeviceClass
 from fakeapi.runtime.informer import Informer, Informers
-from fakeapi.runtime.typed import typed_view
+from tests.support.models import DeviceClass
+from tests.support.typed import typed_view
 
 CM = "configmaps"
 Seen = list[tuple[str, str, str | None]]

@@ -7,7 +7,7 @@ or reshapes anything):
   are accepted on input, output always uses the JSON names.
 - Unknown fields are *kept* (``extra="allow"``): an object written by a newer client (or
   with a feature-gated field this build does not model) survives parse -> dump unchanged.
-  ``unknown_fields()`` in ``fakeapi.models`` lists them when a caller wants to be strict.
+  ``unknown_fields()`` in ``tests.support.models`` lists them when a caller wants to be strict.
 - ``Quantity`` is the wire string ("10Gi", "500m"); a bare JSON number is turned into its
   decimal string, as the API server would print it.
 - ``Time``/``MicroTime`` are the RFC 3339 wire strings; ``parse_time``/``format_time``

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from fakeapi.machinery.ids import UID, ResourceVersion
-from fakeapi.models.base import FieldsV1, K8sModel, Time
+from tests.support.models.base import FieldsV1, K8sModel, Time
 
 SCHEMA_PREFIX = "io.k8s.apimachinery.pkg.apis.meta.v1."
 """Schema name of a class defined here: SCHEMA_PREFIX + its name."""

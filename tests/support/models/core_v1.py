@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from fakeapi.models.base import K8sModel
+from tests.support.models.base import K8sModel
 
 SCHEMA_PREFIX = "io.k8s.api.core.v1."
 """Schema name of a class defined here: SCHEMA_PREFIX + its name."""

@@ -3,7 +3,7 @@
 The per-group-version modules (`meta`, `core_v1`, `resource_v1`, `resource_v1alpha3`,
 `scheduling_v1beta1`) are generated from the 1.37 schemas by scripts/gen_models.py; the
 conventions they follow (aliases, unknown fields kept, Quantity/Time as strings) are in
-`fakeapi.models.base`.
+`tests.support.models.base`.
 
     claim = parse(obj, ResourceClaim)       # typed; `parse(obj)` dispatches on apiVersion/kind
     claim.status.allocation.devices.results[0].share_id
@@ -16,8 +16,8 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar, overload
 
-from fakeapi.models import core_v1, meta, resource_v1, resource_v1alpha3, scheduling_v1beta1
-from fakeapi.models.base import (
+from tests.support.models import core_v1, meta, resource_v1, resource_v1alpha3, scheduling_v1beta1
+from tests.support.models.base import (
     FieldsV1,
     IntOrString,
     K8sModel,
@@ -29,8 +29,8 @@ from fakeapi.models.base import (
     format_time,
     parse_time,
 )
-from fakeapi.models.meta import Condition, ListMeta, ObjectMeta, OwnerReference
-from fakeapi.models.resource_v1 import (
+from tests.support.models.meta import Condition, ListMeta, ObjectMeta, OwnerReference
+from tests.support.models.resource_v1 import (
     DeviceClass,
     DeviceClassList,
     DeviceTaintRule,
@@ -42,11 +42,11 @@ from fakeapi.models.resource_v1 import (
     ResourceSlice,
     ResourceSliceList,
 )
-from fakeapi.models.resource_v1alpha3 import (
+from tests.support.models.resource_v1alpha3 import (
     ResourcePoolStatusRequest,
     ResourcePoolStatusRequestList,
 )
-from fakeapi.models.scheduling_v1beta1 import PodGroup, PodGroupList, Workload, WorkloadList
+from tests.support.models.scheduling_v1beta1 import PodGroup, PodGroupList, Workload, WorkloadList
 
 __all__ = [
     "KINDS", "MODULES", "Condition", "DeviceClass", "DeviceClassList", "DeviceTaintRule",

@@ -10,9 +10,9 @@ from typing import ClassVar
 from pydantic import Field
 
 from fakeapi.machinery.ids import UID
-from fakeapi.models.base import K8sModel, Quantity, RawExtension, Time
-from fakeapi.models.core_v1 import NodeSelector
-from fakeapi.models.meta import Condition, ListMeta, ObjectMeta
+from tests.support.models.base import K8sModel, Quantity, RawExtension, Time
+from tests.support.models.core_v1 import NodeSelector
+from tests.support.models.meta import Condition, ListMeta, ObjectMeta
 
 SCHEMA_PREFIX = "io.k8s.api.resource.v1."
 """Schema name of a class defined here: SCHEMA_PREFIX + its name."""

@@ -1,4 +1,4 @@
-"""Typed views of shared informers: the cache seen as `fakeapi.models` pydantic models.
+"""Typed views of shared informers: the cache seen as `tests.support.models` pydantic models.
 
 A separate module so that only components that ask for typed objects import the models
 (their import costs a tenth of the server's start).
@@ -9,14 +9,14 @@ from __future__ import annotations
 import weakref
 from typing import Any, Generic, TypeVar
 
-from fakeapi.models import K8sModel, parse
 from fakeapi.runtime.informer import Cache, Informer, Obj, object_key
+from tests.support.models import K8sModel, parse
 
 M = TypeVar("M", bound=K8sModel)
 
 
 class TypedView(Generic[M]):
-    """The cache seen as typed models (`fakeapi.models`): the boundary where a component
+    """The cache seen as typed models (`tests.support.models`): the boundary where a component
     that reasons about objects stops handling dicts.
 
     Each object is parsed once per resourceVersion, when first read.

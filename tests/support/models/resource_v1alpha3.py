@@ -9,8 +9,8 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from fakeapi.models.base import K8sModel, Quantity
-from fakeapi.models.meta import Condition, ListMeta, ObjectMeta
+from tests.support.models.base import K8sModel, Quantity
+from tests.support.models.meta import Condition, ListMeta, ObjectMeta
 
 SCHEMA_PREFIX = "io.k8s.api.resource.v1alpha3."
 """Schema name of a class defined here: SCHEMA_PREFIX + its name."""
