@@ -23,7 +23,7 @@ from typing import Any
 from benchlib import CpuMeter, header, max_line, rate_line
 
 from controllers import poolstatus
-from fakeapi import serverprocess
+from fakeapi.cli import process
 from fakeapi.client import Client
 from fakeapi.cluster import ClusterConfig
 from fakeapi.controlplane import ControlPlane
@@ -154,7 +154,7 @@ async def pool_status(pools: int, devices: int) -> tuple[float, float, str, int]
 
 async def main(args: argparse.Namespace) -> None:
     header("bench_controllers: template claims and pool status, in process")
-    serverprocess.tune()  # as `fakeapi serve` tunes its process
+    process.tune()  # as `fakeapi serve` tunes its process
     for start_after in (False, True):
         rate, per_cpu, load = await template_claims(args.pods, start_after=start_after)
         label = ("claims/s, controller started after the burst" if start_after

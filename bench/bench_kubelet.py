@@ -27,11 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchlib import CpuMeter, header, max_line, rate_line, rss_mb  # noqa: E402
 
-from fakeapi import serverprocess  # noqa: E402
+from fakeapi.cli import process  # noqa: E402
 from fakeapi.client import Client  # noqa: E402
 from fakeapi.cluster import ClusterConfig  # noqa: E402
 from fakeapi.controlplane import ControlPlane  # noqa: E402
-from fakeapi.storage.statedir import make_temporary_state  # noqa: E402
+from fakeapi.machinery.statedir import make_temporary_state  # noqa: E402
 from kubelet_emu.profile import load_profile, parse_profile  # noqa: E402
 from kubelet_emu.settings import EmulatorSettings  # noqa: E402
 
@@ -171,7 +171,7 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0)
     args = parser.parse_args()
     header("bench_kubelet: emulated nodes, slices and pods")
-    serverprocess.tune()  # as `fakeapi serve` tunes its process
+    process.tune()  # as `fakeapi serve` tunes its process
     for part in args.parts:
         gc.collect()
         asyncio.run(PARTS[part](args.scale))

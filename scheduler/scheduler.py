@@ -27,11 +27,11 @@ import scheduler.nodeallocatable as nodealloc
 from fakeapi.kube import nodeselector
 from fakeapi.machinery.clock import rfc3339
 from fakeapi.machinery.errors import ApiError, not_found
+from fakeapi.machinery.watchtypes import DELETED
 from fakeapi.runtime.component import ComponentContext, Controller, Route
 from fakeapi.runtime.events import NORMAL, WARNING, EventRecorder, object_reference
 from fakeapi.runtime.informer import object_key
 from fakeapi.runtime.workqueue import RateLimiter, Retry, WorkQueue
-from fakeapi.storage.log import DELETED
 from scheduler.allocator import (
     CLAIM_ANNOTATION,
     AllocatedState,

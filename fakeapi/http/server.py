@@ -47,11 +47,12 @@ from fakeapi.machinery.errors import (
 from fakeapi.machinery.errors import invalid as invalid_error
 from fakeapi.machinery.field import forbidden, not_supported
 from fakeapi.machinery.jsonio import dumps
+from fakeapi.machinery.watchtypes import DELETED
 from fakeapi.registry import reviews
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import ListResult, WriteResult, item_object, item_raw
 from fakeapi.registry.kinds import Kind
-from fakeapi.storage.log import DELETED, Event
+from fakeapi.storage.log import Event
 from fakeapi.storage.watch import (
     WatchSpec,
     default_encoder,

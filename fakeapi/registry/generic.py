@@ -39,6 +39,7 @@ from fakeapi.machinery.features import FeatureGates
 from fakeapi.machinery.field import not_supported
 from fakeapi.machinery.jsonio import dumps
 from fakeapi.machinery.randomness import RandomBits, RandomSource
+from fakeapi.machinery.watchtypes import ADDED, DELETED, MODIFIED
 from fakeapi.patching import apply as ssa
 from fakeapi.patching.patch import apply_patch
 from fakeapi.registry import custom_kinds
@@ -61,7 +62,7 @@ from fakeapi.registry.strategy import (
 from fakeapi.schema import crd, structural
 from fakeapi.schema.dropfields import drop_disabled_fields
 from fakeapi.schema.schemas import get_schemas, types_of
-from fakeapi.storage.log import ADDED, DELETED, MODIFIED, CompactedError, Event
+from fakeapi.storage.log import CompactedError, Event
 from fakeapi.storage.store import Store
 
 Obj = dict[str, Any]

@@ -17,7 +17,7 @@ from typing import Any
 
 from fakeapi.client import Client
 from fakeapi.machinery.errors import ApiError
-from fakeapi.storage.log import ADDED, DELETED, MODIFIED
+from fakeapi.machinery.watchtypes import ADDED, DELETED, MODIFIED
 
 Obj = dict[str, Any]
 Handler = Callable[[str, Obj, "Obj | None"], None]

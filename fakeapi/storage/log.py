@@ -33,11 +33,10 @@ import orjson
 from fakeapi.machinery.clock import Clock
 from fakeapi.machinery.errors import ApiError, Cause
 from fakeapi.machinery.jsonio import loads
+from fakeapi.machinery.watchtypes import ADDED, DELETED, MODIFIED
 from fakeapi.storage.wal import WalError, WriteAheadLog
 
 log = logging.getLogger(__name__)
-
-ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
 
 DEFAULT_RETENTION = 100_000
 DEFAULT_RETENTION_BYTES = 128 * 1024 * 1024

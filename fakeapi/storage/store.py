@@ -25,7 +25,8 @@ from sortedcontainers import SortedDict
 
 from fakeapi.machinery.clock import Clock, rfc3339
 from fakeapi.machinery.jsonio import dumps, note_stored
-from fakeapi.storage.log import ADDED, DELETED, Event, EventLog
+from fakeapi.machinery.watchtypes import ADDED, DELETED
+from fakeapi.storage.log import Event, EventLog
 
 Obj = dict[str, Any]
 GC_FREEZE_EVERY = 1000

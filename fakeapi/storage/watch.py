@@ -20,7 +20,8 @@ import orjson
 
 from fakeapi.machinery.errors import ApiError, expired
 from fakeapi.machinery.gvk import ResourceType
-from fakeapi.storage.log import ADDED, DELETED, MODIFIED, CompactedError, Event
+from fakeapi.machinery.watchtypes import ADDED, DELETED, MODIFIED
+from fakeapi.storage.log import CompactedError, Event
 from fakeapi.storage.store import Store
 
 Obj = dict[str, Any]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fakeapi import cli
+from fakeapi.cli import main as cli
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.storage import logcheck
 from fakeapi.storage.wal import FILE_MAGIC, WriteAheadLog, ack_path, encode_record, read_ack

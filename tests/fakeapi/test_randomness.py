@@ -13,8 +13,9 @@ import pytest
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.machinery.names import SUFFIX_ALPHABET, SUFFIX_LENGTH
 from fakeapi.machinery.randomness import DerivedRandom, HashStream, RandomBits, RandomSource
+from fakeapi.machinery.watchtypes import ADDED
 from fakeapi.registry.context import RequestContext
-from fakeapi.storage.log import ADDED, Event
+from fakeapi.storage.log import Event
 from fakeapi.storage.wal import WriteAheadLog
 
 ALICE = RequestContext(user="alice", field_manager="test")

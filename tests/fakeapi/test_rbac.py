@@ -18,12 +18,13 @@ from fakeapi.http.server import create_app
 from fakeapi.machinery.clock import RealClock
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.features import FeatureGates
+from fakeapi.machinery.watchtypes import ADDED, DELETED, MODIFIED
 from fakeapi.registry import reviews
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.kinds import KindTable, served_kinds
 from fakeapi.registry.strategies import strategy_for, subresource_strategies_for
 from fakeapi.registry.strategy import StrategyEnv
-from fakeapi.storage.log import ADDED, DELETED, MODIFIED, EventLog
+from fakeapi.storage.log import EventLog
 from fakeapi.storage.store import Store
 
 Obj = dict[str, Any]

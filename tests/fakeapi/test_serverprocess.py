@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from fakeapi import serverprocess
+from fakeapi.cli import process as serverprocess
 
 
 def test_tune_sets_the_collector_thresholds() -> None:

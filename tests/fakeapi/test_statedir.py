@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from fakeapi.storage import statedir
+from fakeapi.machinery import statedir
 
 
 @pytest.mark.parametrize(("case", "free", "tmpdir", "chosen"), [

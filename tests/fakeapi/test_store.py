@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from fakeapi.machinery.clock import VirtualClock
-from fakeapi.storage.log import ADDED, DELETED, MODIFIED, CompactedError, Event, EventLog
+from fakeapi.machinery.watchtypes import ADDED, DELETED, MODIFIED
+from fakeapi.storage.log import CompactedError, Event, EventLog
 from fakeapi.storage.store import Store
 
 

@@ -23,7 +23,7 @@ import orjson
 import pytest
 import yaml
 
-from fakeapi.cli import parse_feature_gates
+from fakeapi.cli.main import parse_feature_gates
 from fakeapi.machinery.features import FeatureGates
 from fakeapi.registry.kinds import Kind, served_kinds
 from tests.conftest import ROOT, SEED_GATES, ServerProcess, start_server

@@ -14,6 +14,11 @@ from fractions import Fraction
 from typing import Any
 
 from fakeapi import cel
+from fakeapi.kube.resourcelimits import (
+    COUNTER_SETS_MAX,
+    SLICE_MAX_DEVICES,
+    SLICE_MAX_DEVICES_ADVANCED,
+)
 from fakeapi.machinery.errors import Cause
 from fakeapi.machinery.field import (
     Raw,
@@ -56,14 +61,11 @@ from fakeapi.registry.validation.common import (
 Enabled = Callable[[str], bool]
 
 # Limits, same as upstream k8s.io/api/resource/v1 (1.37).
-SLICE_MAX_DEVICES = 128
-SLICE_MAX_DEVICES_ADVANCED = 64  # with taints, consumesCounters or list attributes
 MAX_ATTRIBUTES_AND_CAPACITIES = 32
 MAX_ATTRIBUTE_VALUES = 48
 ATTRIBUTE_VALUE_MAX_LENGTH = 64
 QUALIFIED_NAME_MAX = common.DOMAIN_MAX + 1 + common.C_IDENTIFIER_MAX
 TAINTS_MAX = 16
-COUNTER_SETS_MAX = 8
 COUNTERS_PER_SET_MAX = 32
 CONSUMES_COUNTERS_MAX = 2
 COUNTERS_PER_CONSUMPTION_MAX = 32

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from fakeapi.cli import build_parser
+from fakeapi.cli.main import build_parser
 from fakeapi.cluster import ClusterConfig
 from fakeapi.controlplane import ALL_COMPONENTS, ControlPlane
 from fakeapi.http.server import create_app

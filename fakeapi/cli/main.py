@@ -17,17 +17,18 @@ from pathlib import Path
 
 from aiohttp import web
 
-from fakeapi import cel, serverprocess
+from fakeapi import cel
 from fakeapi.auth import authn
 from fakeapi.auth.kubeconfig import read_kubeconfig, write_kubeconfig
+from fakeapi.cli import process
 from fakeapi.cluster import ClusterConfig
 from fakeapi.controlplane import ALL_COMPONENTS, ControlPlane
 from fakeapi.http.server import create_app
 from fakeapi.machinery import features
+from fakeapi.machinery.statedir import make_temporary_state
 from fakeapi.runtime.component import ComponentSelectionError, select
 from fakeapi.storage import logcheck
 from fakeapi.storage.log import DEFAULT_RETENTION_BYTES
-from fakeapi.storage.statedir import make_temporary_state
 from fakeapi.storage.store import ReplayError
 from fakeapi.storage.wal import WalCorruptError, WalDamagedError, WalError
 from kubelet_emu.profile import DEFAULT_PROFILE, NodeProfile, ProfileError, load_profile
@@ -221,7 +222,7 @@ async def serve(args: argparse.Namespace) -> int:
     """Start, print one ready line, run until SIGINT/SIGTERM, flush, exit 0."""
     if args.cel_engine:
         cel.set_default_engine(args.cel_engine)
-    serverprocess.tune()  # RSS follows the retained log; the collector runs less often
+    process.tune()  # RSS follows the retained log; the collector runs less often
     state_dir = args.data_dir or make_temporary_state()
     # (argparse runs the string default through parse_profile too)
     emulator = EmulatorSettings(nodes=args.nodes, profile=args.node_profile,
@@ -301,6 +302,3 @@ def main(argv: list[str] | None = None) -> int:
         return asyncio.run(serve(args))
     return uvloop.run(serve(args))
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,3 @@
+"""The command line: `fakeapi serve`, `fakeapi explain`, `fakeapi log`.
+
+Imports: anything (it sits at the top, with the composition root below it)."""
