@@ -38,8 +38,8 @@ from scheduler.allocator import (
     AllocatedState,
     AllocationError,
     AllocationTimeout,
+    AllocatorFeatures,
     Diagnostics,
-    Features,
     Inventory,
     NodeUnschedulable,
     allocate,
@@ -173,7 +173,7 @@ class Scheduler(Controller[str]):
         self.queue = WorkQueue(clock=ctx.clock, name=ctx.name,
                                limiter=RateLimiter(base=BACKOFF_INITIAL, cap=BACKOFF_MAX))
         served = {k.resource_id for k in self.client.resources()}
-        self.features = Features.from_gates(ctx.gates)
+        self.features = AllocatorFeatures.from_gates(ctx.gates)
         self.workload_claims = PODGROUPS in served and ctx.gates.enabled(WORKLOAD_CLAIMS_GATE)
         self.node_allocatable = ctx.gates.enabled(nodealloc.GATE)
         self.inventory = Inventory(features=self.features)

@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Protocol
 
-
-class GateReader(Protocol):
-    """Anything that says whether a feature gate is on (`fakeapi.features.FeatureGates`)."""
-
-    def enabled(self, name: str) -> bool: ...
+from fakeapi.features import GateReader
 
 
 @dataclasses.dataclass(frozen=True)
-class Features:
+class AllocatorFeatures:
     """Which optional allocator behaviours are on; the defaults are Kubernetes 1.37's."""
 
     admin_access: bool = True  # DRAAdminAccess
@@ -28,7 +23,7 @@ class Features:
     extended_resource: bool = True  # DRAExtendedResource
 
     @classmethod
-    def from_gates(cls, gates: GateReader) -> Features:
+    def from_gates(cls, gates: GateReader) -> AllocatorFeatures:
         """Same as upstream's AllocatorFeatures(): one flag per gate, binding conditions only
         when both DRADeviceBindingConditions and DRAResourceClaimDeviceStatus are on."""
         on = gates.enabled
