@@ -50,6 +50,7 @@ from scheduler.claims import (
     FINALIZER,
     ClaimsNotReady,
     PodClaim,
+    SpecialClaim,
     check_reservable,
     claim_key,
     pod_claims,
@@ -127,7 +128,7 @@ class Unschedulable(Exception):
         self.deallocate = deallocate
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(kw_only=True)
 class Waiting:
     """A pod whose claims are allocated and reserved, waiting for binding conditions."""
 
@@ -137,28 +138,18 @@ class Waiting:
     """`namespace/name` of the claims whose devices have binding conditions."""
 
 
-@dataclasses.dataclass
-class Choice:
+@dataclasses.dataclass(kw_only=True)
+class ScheduleResult:
     """The outcome of one scheduling cycle: a node and the claims' new allocations."""
 
     node: str
     claims: list[PodClaim]
     allocations: dict[str, Obj]
     """claim uid → the allocation this cycle made for it."""
-    extended: Extended | None = None
+    special: SpecialClaim | None = None
     """The special claim for the pod's DRA-backed extended resources, to create at PreBind."""
     node_allocatable: list[Obj] = dataclasses.field(default_factory=list)
     """The pod's `status.nodeAllocatableResourceClaimStatuses` on the node (KEP-5517)."""
-
-
-@dataclasses.dataclass
-class Extended:
-    """The special claim of one pod (DRAExtendedResource): its body, the request mappings for
-    the pod's status, and its allocation once the node is chosen."""
-
-    claim: PodClaim
-    mappings: list[Obj]
-    allocation: Obj | None = None
 
 
 class Scheduler(Controller[str]):
@@ -194,7 +185,7 @@ class Scheduler(Controller[str]):
         self._specs: dict[str, bytes] = {}
         self._allocation_nodes: dict[str, list[str] | None] = {}
         """Per claim uid in the allocated state: the nodes its devices are local to."""
-        self._extended_claims: dict[str, tuple[Any, Extended | None]] = {}
+        self._extended_claims: dict[str, tuple[Any, SpecialClaim | None]] = {}
         """Per pod uid: its special claim for extended resources, and for which nodes."""
         self._placements: dict[str, tuple[tuple[Any, ...], Rejection | None]] = {}
         """Per node: the last placement-filter verdict and the (node version, pod placement
@@ -362,7 +353,7 @@ class Scheduler(Controller[str]):
             self._unschedulable.add(key)
             return
         try:
-            choice = self._schedule(pod, claims)
+            result = self._schedule(pod, claims)
         except Unschedulable as e:
             if e.deallocate is not None:
                 await self._deallocate([claim_key(e.deallocate.claim)])
@@ -373,7 +364,7 @@ class Scheduler(Controller[str]):
         except AllocationError as e:
             await self._report_unschedulable(key, pod, "SchedulerError", str(e))
             raise Retry(reason=str(e)) from None
-        await self._bind_cycle(key, pod, choice)
+        await self._bind_cycle(key, pod, result)
 
     def _prefilter(self, claims: list[PodClaim]) -> list[PodClaim]:
         """DynamicResources' PreFilter; the claims that need an allocation."""
@@ -449,7 +440,7 @@ class Scheduler(Controller[str]):
     def _share_id(self) -> str:
         return str(uuid.UUID(int=self._random.getrandbits(128), version=4))
 
-    def _schedule(self, pod: Obj, claims: list[PodClaim]) -> Choice:
+    def _schedule(self, pod: Obj, claims: list[PodClaim]) -> ScheduleResult:
         """PreFilter, Filter, PostFilter and Score: the chosen node, or Unschedulable."""
         total = len(self._node_names)
         post = ("no new claims to deallocate" if pod["spec"].get("resourceClaims") else "")
@@ -480,14 +471,14 @@ class Scheduler(Controller[str]):
                 orjson.dumps([c.claim["status"]["allocation"].get("nodeSelector")
                               for c in claims if c.allocated], option=orjson.OPT_SORT_KEYS),
                 *self._node_allocatable_shape(pod, claims)]))
-        extended_by_node: dict[str, Extended | None] = {}
+        special_by_node: dict[str, SpecialClaim | None] = {}
 
         def judge(name: str) -> Verdict | None:
             """Filter and Score on a node without a verdict yet (None: the node is gone)."""
             node = self.nodes.cache.get(name)
             if node is None:
                 return None
-            verdict, extended_by_node[name] = self._judge(
+            verdict, special_by_node[name] = self._judge(
                 pod, node, claims, to_allocate, requests, backed, placement, ranked, wants)
             if verdicts is not None:
                 self.equivalence.put(name, verdict)
@@ -498,13 +489,14 @@ class Scheduler(Controller[str]):
         if picked is None:
             picked = self._scan_nodes(pod, claims, want, verdicts, judge, post)
         node_name, results = picked
-        extended = extended_by_node.get(node_name)
-        if extended is not None:
-            results, extended.allocation = results[:-1], results[-1]
-        return Choice(node=node_name, claims=claims, extended=extended,
-                      allocations={c.uid: r for c, r in zip(to_allocate, results, strict=True)},
-                      node_allocatable=self._node_allocatable_statuses(
-                          pod, claims, to_allocate, results))
+        special = special_by_node.get(node_name)
+        if special is not None:
+            results, special.allocation = results[:-1], results[-1]
+        return ScheduleResult(node=node_name, claims=claims, special=special,
+                              allocations={c.uid: r for c, r in
+                                           zip(to_allocate, results, strict=True)},
+                              node_allocatable=self._node_allocatable_statuses(
+                                  pod, claims, to_allocate, results))
 
     def _scan_nodes(self, pod: Obj, claims: list[PodClaim], want: int,
                     verdicts: dict[str, Verdict] | None, judge: Callable[[str], Verdict | None],
@@ -592,7 +584,7 @@ class Scheduler(Controller[str]):
     def _judge(self, pod: Obj, node: Obj, claims: list[PodClaim],
                to_allocate: list[PodClaim], requests: dict[str, Fraction], backed: list[str],
                placement: bytes, ranked: bool, wants: tuple[float, float]
-               ) -> tuple[Verdict, Extended | None]:
+               ) -> tuple[Verdict, SpecialClaim | None]:
         """One node's Filter and Score for the pod."""
         name = node["metadata"]["name"]
         cap = self._capacity.get(name) or {}
@@ -601,10 +593,10 @@ class Scheduler(Controller[str]):
         rejection = self._placement(pod, node, placement) or resources_rejection(
             node_requests, cap, self.usage.used(name), self.usage.pods(name))
         results: list[Obj] | None = []
-        extended = self._extended(pod, node, backed, cap) if backed else None
-        if rejection is None and (claims or extended):
+        special = self._special_claim(pod, node, backed, cap) if backed else None
+        if rejection is None and (claims or special):
             rejection, results = self._filter_dra(
-                pod, node, claims, to_allocate + ([extended.claim] if extended else []))
+                pod, node, claims, to_allocate + ([special.claim] if special else []))
             if rejection is None and self.node_allocatable:
                 rejection = self._node_allocatable_fit(pod, name, claims, to_allocate,
                                                        results or [], node_requests, cap)
@@ -613,7 +605,7 @@ class Scheduler(Controller[str]):
         score = self._least_allocated(name, *wants)
         if ranked:
             score += _dra_score(to_allocate, results or []) * 100
-        return Verdict(None, results or [], score), extended
+        return Verdict(None, results or [], score), special
 
     # ----- node-allocatable resources (KEP-5517) ----------------------------------------------
 
@@ -693,8 +685,8 @@ class Scheduler(Controller[str]):
         return (self.features.extended_resource and is_dra_extended_resource_name(resource)
                 and self.inventory.extended_resource_class(resource) is not None)
 
-    def _extended(self, pod: Obj, node: Obj, backed: list[str],
-                  cap: dict[str, Fraction]) -> Extended | None:
+    def _special_claim(self, pod: Obj, node: Obj, backed: list[str],
+                       cap: dict[str, Fraction]) -> SpecialClaim | None:
         """The pod's special claim on this node (resources a device plugin offers here are
         left to it, as upstream decides per node); one body per pod otherwise."""
         uid = pod["metadata"].get("uid", "")
@@ -703,15 +695,15 @@ class Scheduler(Controller[str]):
         if hit is not None and hit[0] == key:
             return hit[1]
         found = extended_resource_request(pod, self.inventory, node=node)
-        extended = None
+        special = None
         if found is not None:
             claim = {**found.claim, "metadata": {**found.claim["metadata"],
                                                  "uid": f"{EXTENDED_PREFIX}{uid}"}}
-            extended = Extended(claim=PodClaim(pod_claim_name="", claim=claim,
-                                               consumer=pod_reference(pod)),
-                                mappings=found.mappings)
-        self._extended_claims[uid] = (key, extended)
-        return extended
+            special = SpecialClaim(claim=PodClaim(pod_claim_name="", claim=claim,
+                                                  consumer=pod_reference(pod)),
+                                   mappings=found.mappings)
+        self._extended_claims[uid] = (key, special)
+        return special
 
     def _placement(self, pod: Obj, node: Obj, placement: bytes) -> Rejection | None:
         """The placement filters' verdict, remembered per node for pods that place alike."""
@@ -822,19 +814,19 @@ class Scheduler(Controller[str]):
 
     # ----- reserve, prebind, bind -----------------------------------------------------------
 
-    async def _bind_cycle(self, key: str, pod: Obj, choice: Choice) -> None:
-        reserved = dict(choice.allocations)
-        if choice.extended is not None and choice.extended.allocation is not None:
-            reserved[choice.extended.claim.uid] = choice.extended.allocation
+    async def _bind_cycle(self, key: str, pod: Obj, result: ScheduleResult) -> None:
+        reserved = dict(result.allocations)
+        if result.special is not None and result.special.allocation is not None:
+            reserved[result.special.claim.uid] = result.special.allocation
         for uid, allocation in reserved.items():  # Reserve
             self._in_flight[uid] = allocation
             self._take(uid, allocation)
-        self.usage.set(key, choice.node, self._footprint(pod, choice.node_allocatable)
-                       if choice.node_allocatable else None, pod=pod)  # assume
+        self.usage.set(key, result.node, self._footprint(pod, result.node_allocatable)
+                       if result.node_allocatable else None, pod=pod)  # assume
         try:
-            conditional = await self._prebind(pod, choice)
+            conditional = await self._prebind(pod, result)
         except (ApiError, Retry) as e:
-            self._unreserve(key, choice)
+            self._unreserve(key, result)
             await self.recorder.event(object_reference(pod, api_version="v1", kind="Pod"),
                                       WARNING, "FailedScheduling", f"running PreBind: {e}")
             raise Retry(reason=str(e)) from None
@@ -842,28 +834,28 @@ class Scheduler(Controller[str]):
             for uid in reserved:
                 self._in_flight.pop(uid, None)
         if conditional:
-            self._waiting[key] = Waiting(node=choice.node, claims=conditional,
+            self._waiting[key] = Waiting(node=result.node, claims=conditional,
                                          deadline=self.clock.monotonic() + BINDING_TIMEOUT)
             self.queue.add_after(key, BINDING_POLL)
             return
-        await self._bind(key, pod, choice.node)
+        await self._bind(key, pod, result.node)
 
-    def _unreserve(self, key: str, choice: Choice) -> None:
-        uids = list(choice.allocations)
-        if choice.extended is not None:
-            uids.append(choice.extended.claim.uid)
+    def _unreserve(self, key: str, result: ScheduleResult) -> None:
+        uids = list(result.allocations)
+        if result.special is not None:
+            uids.append(result.special.claim.uid)
         for uid in uids:
             self._in_flight.pop(uid, None)
             self._free(uid)
         self.usage.forget(key)
 
-    async def _prebind(self, pod: Obj, choice: Choice) -> list[str]:
+    async def _prebind(self, pod: Obj, result: ScheduleResult) -> list[str]:
         """Record each claim's allocation and reservation (upstream bindClaim); the keys of
         claims whose devices have binding conditions to wait for."""
         conditional: list[str] = []
         now = rfc3339(self.clock.now())
-        for c in choice.claims:
-            allocation = choice.allocations.get(c.uid)
+        for c in result.claims:
+            allocation = result.allocations.get(c.uid)
             if c.reserved and allocation is None:
                 continue
             if allocation is not None:
@@ -873,36 +865,36 @@ class Scheduler(Controller[str]):
                        .get("devices") or {}).get("results") or []
             if any(r.get("bindingConditions") for r in results):
                 conditional.append(claim_key(claim))
-        if choice.extended is not None and choice.extended.allocation is not None:
-            claim = await self._create_extended(pod, choice.extended, now)
+        if result.special is not None and result.special.allocation is not None:
+            claim = await self._create_special(pod, result.special, now)
             results = (claim["status"]["allocation"]["devices"] or {}).get("results") or []
             if any(r.get("bindingConditions") for r in results):
                 conditional.append(claim_key(claim))
-        if choice.node_allocatable:  # upstream's PreBind records them for the kubelet
+        if result.node_allocatable:  # upstream's PreBind records them for the kubelet
             meta = pod["metadata"]
             await self.client.patch("pods", meta["name"], {"status": {
-                nodealloc.STATUSES: choice.node_allocatable}},
+                nodealloc.STATUSES: result.node_allocatable}},
                 namespace=meta.get("namespace", ""), subresource="status", copy=False)
         return conditional
 
-    async def _create_extended(self, pod: Obj, extended: Extended, now: str) -> Obj:
+    async def _create_special(self, pod: Obj, special: SpecialClaim, now: str) -> Obj:
         """Same as upstream's PreBind for extended resources: create the special claim (pod
         owned, delete-protected), record its allocation and the pod's reservation, then the
         pod's `status.extendedResourceClaimStatus`."""
-        body = extended.claim.claim
+        body = special.claim.claim
         meta = {k: v for k, v in body["metadata"].items() if k != "uid"}
         meta["ownerReferences"] = [{**r, "blockOwnerDeletion": True}
                                    for r in meta.get("ownerReferences") or ()]
         meta["finalizers"] = [FINALIZER]
         created = await self.client.create(CLAIMS, {**body, "metadata": meta})
-        assert extended.allocation is not None
+        assert special.allocation is not None
         claim = await self.client.update(CLAIMS, with_reservation(
-            created, extended.claim.consumer, {**extended.allocation, "allocationTimestamp": now}),
+            created, special.claim.consumer, {**special.allocation, "allocationTimestamp": now}),
             subresource="status")
         pod_meta = pod["metadata"]
         await self.client.patch("pods", pod_meta["name"], {"status": {
             "extendedResourceClaimStatus": {"resourceClaimName": created["metadata"]["name"],
-                                            "requestMappings": extended.mappings}}},
+                                            "requestMappings": special.mappings}}},
             namespace=pod_meta.get("namespace", ""), subresource="status")
         return claim
 
