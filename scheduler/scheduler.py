@@ -35,16 +35,24 @@ from fakeapi.runtime.workqueue import RateLimiter, Retry, WorkQueue
 from fakeapi.server import Route
 from scheduler.allocator import (
     CLAIM_ANNOTATION,
-    AllocatedState,
     AllocationError,
     AllocationTimeout,
     AllocatorFeatures,
     Diagnostics,
-    Inventory,
     NodeUnschedulable,
     allocate,
     extended_resource_request,
     is_dra_extended_resource_name,
+)
+from scheduler.cache import (
+    CLAIMS,
+    CLASSES,
+    EXTENDED_PREFIX,
+    RULES,
+    SLICES,
+    DraOutcome,
+    SchedulerCache,
+    placement_key,
 )
 from scheduler.claims import (
     FINALIZER,
@@ -59,20 +67,12 @@ from scheduler.claims import (
     with_finalizer,
     with_reservation,
 )
-from scheduler.equivalence import (
-    REJECTED,
-    EquivalenceCache,
-    Verdict,
-    allocation_nodes,
-    score_of,
-)
+from scheduler.equivalence import REJECTED, Verdict, score_of
 from scheduler.filters import (
     CPU,
     MEMORY,
-    PLACEMENT_FIELDS,
     Rejection,
     Resources,
-    allocatable,
     fits,
     placement_rejection,
     pod_requests,
@@ -80,14 +80,9 @@ from scheduler.filters import (
     run_filters,
 )
 from scheduler.fiterror import NO_NODES, fit_error
-from scheduler.usage import NodeUsage, counts_on_node
 
 Obj = dict[str, Any]
 NAME = "default-scheduler"
-CLAIMS = "resourceclaims.resource.k8s.io"
-SLICES = "resourceslices.resource.k8s.io"
-CLASSES = "deviceclasses.resource.k8s.io"
-RULES = "devicetaintrules.resource.k8s.io"
 PODGROUPS = "podgroups.scheduling.k8s.io"
 WORKLOAD_CLAIMS_GATE = "DRAWorkloadResourceClaims"
 BACKOFF_INITIAL, BACKOFF_MAX = 1.0, 10.0  # upstream's podInitialBackoffSeconds / max
@@ -96,12 +91,13 @@ BINDING_POLL = 5.0  # upstream PreBind polls binding conditions every 5 s
 BINDING_TIMEOUT = 600.0  # upstream's default bindingTimeout (10 min)
 MIN_FEASIBLE_NODES = 100  # upstream's minFeasibleNodesToFind
 FILTER_TIMEOUT = 10.0  # upstream's DynamicResources filterTimeout (DRASchedulerFilterTimeout)
-EXTENDED_PREFIX = "extended-resources/"
-"""In-flight key of a special claim not created yet: the prefix and its pod's uid."""
 DRA_PLUGIN = "DynamicResources"
 CANNOT_ALLOCATE = "cannot allocate all claims"
 UNAVAILABLE = "resourceclaim not available on the node"
 DEFAULT_CPU, DEFAULT_MEMORY = Fraction(1, 10), Fraction(200 * 2**20)  # non-zero scoring defaults
+
+Judge = Callable[[str], Verdict | None]
+"""Filter and Score on one node by name (None: the node is gone)."""
 
 log = logging.getLogger(__name__)
 
@@ -164,45 +160,22 @@ class Scheduler(Controller[str]):
         self.queue = WorkQueue(clock=ctx.clock, name=ctx.name,
                                limiter=RateLimiter(base=BACKOFF_INITIAL, cap=BACKOFF_MAX))
         served = {k.resource_id for k in self.client.resources()}
-        self.features = AllocatorFeatures.from_gates(ctx.gates)
         self.workload_claims = PODGROUPS in served and ctx.gates.enabled(WORKLOAD_CLAIMS_GATE)
-        self.node_allocatable = ctx.gates.enabled(nodealloc.GATE)
-        self.inventory = Inventory(features=self.features)
-        self.allocated = AllocatedState()
-        self.equivalence = EquivalenceCache()
-        self.usage = NodeUsage(on_change=lambda node: self.equivalence.forget((node,)))
+        self.cache = SchedulerCache(features=AllocatorFeatures.from_gates(ctx.gates),
+                                    node_allocatable=ctx.gates.enabled(nodealloc.GATE))
         self.recorder = EventRecorder(client=self.client, clock=ctx.clock, component=NAME)
         self._random = ctx.random
         self._unschedulable: set[str] = set()
-        self._in_flight: dict[str, Obj] = {}
         self._waiting: dict[str, Waiting] = {}
-        self._node_names: list[str] = []
-        self._capacity: dict[str, dict[str, Fraction]] = {}
-        """Each node's parsed allocatable (parsed once per node change, not per pod)."""
-        self._dra_outcomes: dict[str, tuple[tuple[Any, ...], Rejection | None,
-                                            list[Obj] | None]] = {}
-        """Per node: the last DRA outcome and what it depended on (see `_dra_key`)."""
-        self._specs: dict[str, bytes] = {}
-        self._allocation_nodes: dict[str, list[str] | None] = {}
-        """Per claim uid in the allocated state: the nodes its devices are local to."""
-        self._extended_claims: dict[str, tuple[Any, SpecialClaim | None]] = {}
-        """Per pod uid: its special claim for extended resources, and for which nodes."""
-        self._placements: dict[str, tuple[tuple[Any, ...], Rejection | None]] = {}
-        """Per node: the last placement-filter verdict and the (node version, pod placement
-        fields) it was for."""
-        self._epoch = 0
-        """Bumped by every slice, class or taint-rule change (the allocator's inputs)."""
         self._next_start = 0
+        # the informers deliver what they hold at once: everything above exists first
         self.pods = self.watch("pods", self._pod_changed)
         self.nodes = self.watch("nodes", self._node_changed)
         self.claims = self.watch(CLAIMS, self._claim_changed)
-        self.watch(SLICES, self._inventory_changed(self.inventory.set_slice,
-                                                   self.inventory.remove_slice))
-        self.classes = self.watch(CLASSES, self._inventory_changed(
-            self.inventory.set_class, self.inventory.remove_class))
+        self.watch(SLICES, self._inventory_changed(self.cache.slice_changed))
+        self.classes = self.watch(CLASSES, self._inventory_changed(self.cache.class_changed))
         if RULES in served:
-            self.watch(RULES, self._inventory_changed(self.inventory.set_taint_rule,
-                                                      self.inventory.remove_taint_rule))
+            self.watch(RULES, self._inventory_changed(self.cache.taint_rule_changed))
         self.groups = self.watch(PODGROUPS, self._cluster_changed) if self.workload_claims \
             else None
 
@@ -225,99 +198,37 @@ class Scheduler(Controller[str]):
 
     def _pod_changed(self, type_: str, pod: Obj, old: Obj | None) -> list[str]:
         key = object_key(pod)
-        before = self.usage.node_of(key)
+        left_a_node = self.cache.pod_changed(type_, pod)
         if type_ == DELETED:
-            self.usage.forget(key)
             self._unschedulable.discard(key)
             self._waiting.pop(key, None)
-            self._extended_claims.pop(pod["metadata"].get("uid", ""), None)
-            return self._requeue_unschedulable() if before else []
-        node = counts_on_node(pod)
-        if node or not self._assumed(key):
-            if self.node_allocatable and node != self.usage.node_of(key):
-                self.usage.set(key, node, self._footprint(pod))
-            else:
-                self.usage.set(key, node, pod=pod)
+            return self._requeue_unschedulable() if left_a_node else []
         if self._ours(pod):
             self._unschedulable.discard(key)
             return [key]
-        if before and not node:  # finished or gone from its node: room for others
+        if left_a_node:  # finished or gone from its node: room for others
             return self._requeue_unschedulable()
         return []
 
-    def _footprint(self, pod: Obj, statuses: list[Obj] | None = None) -> Resources:
-        """What the pod takes from its node: its requests, plus the node-allocatable
-        resources of its claims (those given, else those its status records)."""
-        requests = pod_requests(pod)
-        if not self.node_allocatable:
-            return requests
-        more = nodealloc.demand(statuses) if statuses is not None else \
-            nodealloc.status_demand(pod)
-        return nodealloc.plus(requests, more) if more else requests
-
-    def _assumed(self, key: str) -> bool:
-        """Whether the pod is assumed on a node it isn't seen bound to yet."""
-        return bool(self.usage.node_of(key))
-
     def _node_changed(self, type_: str, node: Obj, old: Obj | None) -> list[str]:
-        name = node["metadata"]["name"]
-        self.equivalence.forget((name,))
-        if type_ == DELETED:
-            if name in self._node_names:
-                self._node_names.remove(name)
-                self.equivalence.order(self._node_names)
-            self._capacity.pop(name, None)
-            self._dra_outcomes.pop(name, None)
-            self._placements.pop(name, None)
-        else:
-            self._capacity[name] = allocatable(node)
-            if old is None and name not in self._node_names:
-                self._node_names.append(name)
-                self._node_names.sort()
-                self.equivalence.order(self._node_names)
+        self.cache.node_changed(type_, node, old)
         return self._requeue_unschedulable()
 
     def _claim_changed(self, type_: str, claim: Obj, old: Obj | None) -> list[str]:
-        uid = claim["metadata"].get("uid", "")
-        allocation = (claim.get("status") or {}).get("allocation")
-        if type_ != DELETED and allocation:
-            self._take(uid, allocation)
-        elif uid not in self._in_flight:
-            self._free(uid)
-        if type_ == DELETED:
-            self._specs.pop(uid, None)
-        elif allocation and (claim["metadata"].get("annotations") or {}).get(CLAIM_ANNOTATION):
-            for owner in claim["metadata"].get("ownerReferences") or ():
-                self._free(f"{EXTENDED_PREFIX}{owner.get('uid')}")
+        self.cache.claim_changed(type_, claim)
         keys = self._requeue_unschedulable()
         key = claim_key(claim)
         keys.extend(k for k, w in self._waiting.items() if key in w.claims)
         return keys
 
-    def _take(self, uid: str, allocation: Obj) -> None:
-        """A claim's devices are in use (allocated, or in flight)."""
-        self._free(uid)
-        self.allocated.add(uid, allocation)
-        nodes = allocation_nodes(allocation)
-        self._allocation_nodes[uid] = nodes
-        self.equivalence.forget(nodes)
-
-    def _free(self, uid: str) -> None:
-        """A claim's devices are free again."""
-        if uid in self._allocation_nodes:
-            self.equivalence.forget(self._allocation_nodes.pop(uid))
-        self.allocated.remove(uid)
-
-    def _inventory_changed(self, put: Any, remove: Any) -> Any:
-        def changed(type_: str, obj: Obj, old: Obj | None) -> list[str]:
-            self._epoch += 1
-            self.equivalence.forget()
-            if type_ == DELETED:
-                remove(obj["metadata"]["name"])
-            else:
-                put(obj)
+    def _inventory_changed(self, changed: Callable[[str, Obj], None]
+                           ) -> Callable[[str, Obj, Obj | None], list[str]]:
+        """The handler of a kind the allocator reads: the cache's, then every unschedulable
+        pod again."""
+        def handler(type_: str, obj: Obj, old: Obj | None) -> list[str]:
+            changed(type_, obj)
             return self._requeue_unschedulable()
-        return changed
+        return handler
 
     # ----- the cycle ----------------------------------------------------------------------
 
@@ -343,7 +254,7 @@ class Scheduler(Controller[str]):
         if waiting is not None:
             await self._continue_binding(key, pod, waiting)
             return
-        if self._assumed(key):
+        if self.cache.assumed(key):
             return  # bound a moment ago; the informer hasn't shown it yet
         try:
             claims = pod_claims(pod, get_claim=self._get_claim,
@@ -372,7 +283,7 @@ class Scheduler(Controller[str]):
         to_allocate = [c for c in claims if not c.allocated]
         for c in to_allocate:
             meta = c.claim["metadata"]
-            if c.uid in self._in_flight:
+            if self.cache.claim_in_flight(c.uid):
                 raise ClaimsNotReady(f"resource claim {meta.get('namespace', '')}/"
                                      f"{meta['name']} is in the process of being allocated")
             for request, class_name in requested_classes(c.claim):
@@ -383,66 +294,9 @@ class Scheduler(Controller[str]):
                                          "does not exist")
         return to_allocate
 
-    def _node_order(self) -> list[str]:
-        names = self._node_names
-        start = self._next_start % len(names) if names else 0
-        return names[start:] + names[:start]
-
-    def _filter_dra(self, pod: Obj, node: Obj, claims: list[PodClaim],
-                    to_allocate: list[PodClaim], diagnostics: Diagnostics | None = None,
-                    share_id: Callable[[], str] | None = None
-                    ) -> tuple[Rejection | None, list[Obj] | None]:
-        for c in claims:
-            if c.allocated and not nodeselector.selector_matches(
-                    c.claim["status"]["allocation"].get("nodeSelector"), node):
-                return Rejection(DRA_PLUGIN, (UNAVAILABLE,)), None
-        if not to_allocate:
-            return None, []
-        key: tuple[Any, ...] | None = None
-        if diagnostics is None:
-            key = self._dra_key(node, to_allocate)
-            hit = self._dra_outcomes.get(node["metadata"]["name"])
-            if hit is not None and hit[0] == key:
-                return hit[1], hit[2]
-        rejection, results = self._allocate_on(node, to_allocate, diagnostics, share_id)
-        if key is not None:
-            self._dra_outcomes[node["metadata"]["name"]] = (key, rejection, results)
-        return rejection, results
-
-    def _dra_key(self, node: Obj, to_allocate: list[PodClaim]) -> tuple[Any, ...]:
-        """What a node's allocation outcome depends on: the allocator's inputs (epoch), the
-        node (labels, via its resourceVersion), the claims' specs (not their names: claims
-        from one template share outcomes) and the devices in use in the node's pools. The
-        allocator is a pure function of these, so an equal key means an equal outcome."""
-        meta = node["metadata"]
-        view = self.inventory.view(meta["name"], meta.get("labels") or {})
-        return (self._epoch, meta.get("resourceVersion"), tuple(self._spec(c) for c in to_allocate),
-                tuple(self.allocated.pool_version(p.id) for p in view.pools))
-
-    def _allocate_on(self, node: Obj, to_allocate: list[PodClaim],
-                     diagnostics: Diagnostics | None, share_id: Callable[[], str] | None
-                     ) -> tuple[Rejection | None, list[Obj] | None]:
-        deadline = self.clock.monotonic() + FILTER_TIMEOUT
-        try:
-            results = allocate(claims=[c.claim for c in to_allocate], node=node,
-                               inventory=self.inventory, allocated=self.allocated,
-                               new_share_id=share_id or self._share_id,
-                               diagnostics=diagnostics,
-                               expired=lambda: self.clock.monotonic() > deadline)
-        except NodeUnschedulable as e:
-            return Rejection(DRA_PLUGIN, (str(e),)), None
-        except AllocationTimeout as e:  # upstream's filterTimeout: this node only
-            return Rejection(DRA_PLUGIN, (str(e),)), None
-        if results is None:
-            return Rejection(DRA_PLUGIN, (CANNOT_ALLOCATE,)), None
-        return None, results
-
-    def _share_id(self) -> str:
-        return str(uuid.UUID(int=self._random.getrandbits(128), version=4))
-
     def _schedule(self, pod: Obj, claims: list[PodClaim]) -> ScheduleResult:
         """PreFilter, Filter, PostFilter and Score: the chosen node, or Unschedulable."""
-        total = len(self._node_names)
+        total = len(self.cache.node_names)
         post = ("no new claims to deallocate" if pod["spec"].get("resourceClaims") else "")
         if total == 0:
             raise Unschedulable(NO_NODES)
@@ -456,21 +310,15 @@ class Scheduler(Controller[str]):
         if backed and any(c.claim["metadata"].get("annotations", {}).get(CLAIM_ANNOTATION)
                           for c in claims):
             backed = []  # the special claim exists from an earlier attempt: it is a claim
-        spec = pod.get("spec") or {}
-        placement = orjson.dumps([spec.get(f) for f in PLACEMENT_FIELDS],
-                                 option=orjson.OPT_SORT_KEYS)
+        placement = placement_key(pod)
         want = feasible_nodes_to_find(total)
         ranked = any(_subrequest_indexes(c.claim) for c in to_allocate)
         wants = (float(requests.get(CPU) or DEFAULT_CPU),
                  float(requests.get(MEMORY) or DEFAULT_MEMORY))
         verdicts: dict[str, Verdict] | None = None
         if not backed:  # a special claim is the pod's own: its verdicts can't be shared
-            verdicts = self.equivalence.use(b"\0".join([
-                placement, orjson.dumps(sorted((k, str(v)) for k, v in requests.items())),
-                *(self._spec(c) for c in to_allocate),
-                orjson.dumps([c.claim["status"]["allocation"].get("nodeSelector")
-                              for c in claims if c.allocated], option=orjson.OPT_SORT_KEYS),
-                *self._node_allocatable_shape(pod, claims)]))
+            verdicts = self.cache.equivalence.use(self.cache.verdict_shape(
+                pod, claims, to_allocate, requests, placement))
         special_by_node: dict[str, SpecialClaim | None] = {}
 
         def judge(name: str) -> Verdict | None:
@@ -481,7 +329,7 @@ class Scheduler(Controller[str]):
             verdict, special_by_node[name] = self._judge(
                 pod, node, claims, to_allocate, requests, backed, placement, ranked, wants)
             if verdicts is not None:
-                self.equivalence.put(name, verdict)
+                self.cache.equivalence.put(name, verdict)
             return verdict
 
         picked = (self._scan_cached(want, judge) if verdicts is not None and self.scan_cached
@@ -498,13 +346,20 @@ class Scheduler(Controller[str]):
                               node_allocatable=self._node_allocatable_statuses(
                                   pod, claims, to_allocate, results))
 
+    # ----- the node scan -----------------------------------------------------------------
+
+    def _node_order(self) -> list[str]:
+        names = self.cache.node_names
+        start = self._next_start % len(names) if names else 0
+        return names[start:] + names[:start]
+
     def _scan_nodes(self, pod: Obj, claims: list[PodClaim], want: int,
-                    verdicts: dict[str, Verdict] | None, judge: Callable[[str], Verdict | None],
+                    verdicts: dict[str, Verdict] | None, judge: Judge,
                     post: str) -> tuple[str, list[Obj]]:
         """Filter and Score node by node from the rotating start until `want` nodes fit
         (upstream's numFeasibleNodesToFind), then the best-scored one; Unschedulable with
         every node's rejection when none fits."""
-        total = len(self._node_names)
+        total = len(self.cache.node_names)
         found = 0  # feasible nodes, and the best-scored of them so far
         top = -1.0
         best: list[tuple[str, list[Obj]]] = []
@@ -540,17 +395,16 @@ class Scheduler(Controller[str]):
                                                    post_filter=post), victim)
         return self._select(best)
 
-    def _scan_cached(self, want: int, judge: Callable[[str], Verdict | None]
-                     ) -> tuple[str, list[Obj]] | None:
-        """The node loop of `_schedule` done on the equivalence cache's score list: the same
-        window (from the rotating start to the `want`-th feasible node), the same nodes
-        judged in the same order (only unknown ones, each before the window is known to
-        end), the same best-scored node and seeded tie-break; None when no node is feasible
-        (the loop then collects the rejections for the message)."""
-        names = self._node_names
+    def _scan_cached(self, want: int, judge: Judge) -> tuple[str, list[Obj]] | None:
+        """The node scan done on the equivalence cache's score list: the same window (from
+        the rotating start to the `want`-th feasible node), the same nodes judged in the
+        same order (only unknown ones, each before the window is known to end), the same
+        best-scored node and seeded tie-break as `_scan_nodes`; None when no node is feasible
+        (`_scan_nodes` then collects the rejections for the message)."""
+        names = self.cache.node_names
         total = len(names)
         start = self._next_start % total
-        scores = self.equivalence.scores
+        scores = self.cache.equivalence.scores
         row = scores[start:] + scores[:start]  # in visiting order
         end = min(want, total)
         while True:
@@ -579,7 +433,26 @@ class Scheduler(Controller[str]):
         for _ in range(pick):
             at = known.index(top, at + 1)
         name = names[(start + at) % total]
-        return name, self.equivalence.verdict(name).results
+        return name, self.cache.equivalence.verdict(name).results
+
+    def _select(self, best: list[tuple[str, list[Obj]]]) -> tuple[str, list[Obj]]:
+        """The node among the best-scored (DRA's prioritized-list points, 8 − subrequest
+        index per result, then the least-allocated spread): ties go to a seeded random pick
+        (upstream's selectHost)."""
+        return best[self._random.randrange(len(best))] if len(best) > 1 else best[0]
+
+    def _deallocatable(self, pod: Obj, claims: list[PodClaim]) -> PodClaim | None:
+        """DynamicResources' PostFilter candidate: an allocated claim unavailable here that
+        nobody (or only this pod) has reserved."""
+        uid = pod["metadata"].get("uid")
+        for c in claims:
+            reserved = (c.claim.get("status") or {}).get("reservedFor") or []
+            if c.allocated and (not reserved or (len(reserved) == 1
+                                                 and reserved[0].get("uid") == uid)):
+                return c
+        return None
+
+    # ----- Filter and Score on one node ------------------------------------------------------
 
     def _judge(self, pod: Obj, node: Obj, claims: list[PodClaim],
                to_allocate: list[PodClaim], requests: dict[str, Fraction], backed: list[str],
@@ -587,17 +460,20 @@ class Scheduler(Controller[str]):
                ) -> tuple[Verdict, SpecialClaim | None]:
         """One node's Filter and Score for the pod."""
         name = node["metadata"]["name"]
-        cap = self._capacity.get(name) or {}
+        cache = self.cache
+        cap = cache.capacity(name)
         node_requests = ({k: v for k, v in requests.items() if k not in backed or cap.get(k)}
                          if backed else requests)
-        rejection = self._placement(pod, node, placement) or resources_rejection(
-            node_requests, cap, self.usage.used(name), self.usage.pods(name))
+        rejection = cache.placements.get(
+            name, (node["metadata"].get("resourceVersion"), placement),
+            lambda: placement_rejection(pod, node)) or resources_rejection(
+            node_requests, cap, cache.usage.used(name), cache.usage.pods(name))
         results: list[Obj] | None = []
         special = self._special_claim(pod, node, backed, cap) if backed else None
         if rejection is None and (claims or special):
             rejection, results = self._filter_dra(
                 pod, node, claims, to_allocate + ([special.claim] if special else []))
-            if rejection is None and self.node_allocatable:
+            if rejection is None and cache.node_allocatable:
                 rejection = self._node_allocatable_fit(pod, name, claims, to_allocate,
                                                        results or [], node_requests, cap)
         if rejection is not None:
@@ -607,25 +483,95 @@ class Scheduler(Controller[str]):
             score += _dra_score(to_allocate, results or []) * 100
         return Verdict(None, results or [], score), special
 
-    # ----- node-allocatable resources (KEP-5517) ----------------------------------------------
+    def _filter_dra(self, pod: Obj, node: Obj, claims: list[PodClaim],
+                    to_allocate: list[PodClaim], diagnostics: Diagnostics | None = None,
+                    share_id: Callable[[], str] | None = None) -> DraOutcome:
+        """DynamicResources' Filter on one node: the rejection, or the allocations of
+        `to_allocate` there. With `diagnostics` (an explanation) the outcome is computed
+        afresh and not remembered; `share_id` replaces the seeded share ids."""
+        for c in claims:
+            if c.allocated and not nodeselector.selector_matches(
+                    c.claim["status"]["allocation"].get("nodeSelector"), node):
+                return Rejection(DRA_PLUGIN, (UNAVAILABLE,)), None
+        if not to_allocate:
+            return None, []
+        if diagnostics is not None:
+            return self._allocate_on(node, to_allocate, diagnostics, share_id)
+        return self.cache.dra_outcomes.get(
+            node["metadata"]["name"], self.cache.dra_key(node, to_allocate),
+            lambda: self._allocate_on(node, to_allocate, None, share_id))
 
-    def _node_allocatable_shape(self, pod: Obj, claims: list[PodClaim]) -> list[bytes]:
-        """With DRANodeAllocatableResources, what else a verdict depends on: which containers
-        use which claim and what the allocated claims already hold."""
-        if not self.node_allocatable:
-            return []
-        spec = pod.get("spec") or {}
-        refs = [(c.get("resources") or {}).get("claims") for c in
-                (spec.get("initContainers") or []) + (spec.get("containers") or [])]
-        held = [c.claim["status"]["allocation"].get("devices") for c in claims if c.allocated]
-        return [orjson.dumps([refs, held], option=orjson.OPT_SORT_KEYS)]
+    def _allocate_on(self, node: Obj, to_allocate: list[PodClaim],
+                     diagnostics: Diagnostics | None, share_id: Callable[[], str] | None
+                     ) -> DraOutcome:
+        deadline = self.clock.monotonic() + FILTER_TIMEOUT
+        try:
+            results = allocate(claims=[c.claim for c in to_allocate], node=node,
+                               inventory=self.cache.inventory, allocated=self.cache.allocated,
+                               new_share_id=share_id or self._share_id,
+                               diagnostics=diagnostics,
+                               expired=lambda: self.clock.monotonic() > deadline)
+        except NodeUnschedulable as e:
+            return Rejection(DRA_PLUGIN, (str(e),)), None
+        except AllocationTimeout as e:  # upstream's filterTimeout: this node only
+            return Rejection(DRA_PLUGIN, (str(e),)), None
+        if results is None:
+            return Rejection(DRA_PLUGIN, (CANNOT_ALLOCATE,)), None
+        return None, results
+
+    def _share_id(self) -> str:
+        return str(uuid.UUID(int=self._random.getrandbits(128), version=4))
+
+    def _least_allocated(self, node_name: str, want_cpu: float, want_memory: float) -> float:
+        """NodeResourcesFit's LeastAllocated score (0-100) over cpu and memory, with
+        upstream's non-zero defaults for pods that request neither."""
+        cap = self.cache.capacity(node_name)
+        used = self.cache.usage.used(node_name)
+        score, weight = 0.0, 0
+        for name, want in ((CPU, want_cpu), (MEMORY, want_memory)):
+            total = cap.get(name)
+            if not total:
+                continue
+            total_f = float(total)
+            free = total_f - float(used.get(name, 0)) - want
+            score += max(0.0, free) * 100 / total_f
+            weight += 1
+        return score / weight if weight else 0.0
+
+    # ----- extended resources backed by DRA (DRAExtendedResource) ------------------------------
+
+    def _dra_backed(self, resource: str) -> bool:
+        """Whether a DeviceClass serves the extended resource (DRAExtendedResource)."""
+        return (self.cache.features.extended_resource and is_dra_extended_resource_name(resource)
+                and self.cache.inventory.extended_resource_class(resource) is not None)
+
+    def _special_claim(self, pod: Obj, node: Obj, backed: list[str],
+                       cap: dict[str, Fraction]) -> SpecialClaim | None:
+        """The pod's special claim on this node (resources a device plugin offers here are
+        left to it, as upstream decides per node); one body per pod otherwise."""
+        uid = pod["metadata"].get("uid", "")
+
+        def build() -> SpecialClaim | None:
+            found = extended_resource_request(pod, self.cache.inventory, node=node)
+            if found is None:
+                return None
+            claim = {**found.claim, "metadata": {**found.claim["metadata"],
+                                                 "uid": f"{EXTENDED_PREFIX}{uid}"}}
+            return SpecialClaim(claim=PodClaim(pod_claim_name="", claim=claim,
+                                               consumer=pod_reference(pod)),
+                                mappings=found.mappings)
+
+        return self.cache.special_claims.get(uid, (uid, tuple(r for r in backed if cap.get(r))),
+                                             build)
+
+    # ----- node-allocatable resources (KEP-5517) ----------------------------------------------
 
     def _node_allocatable_statuses(self, pod: Obj, claims: list[PodClaim],
                                    to_allocate: list[PodClaim], results: list[Obj]
                                    ) -> list[Obj]:
         """The pod's nodeAllocatableResourceClaimStatuses for the claims' allocations (the
         new `results` of `to_allocate`, else each claim's own), by claim name."""
-        if not self.node_allocatable:
+        if not self.cache.node_allocatable:
             return []
         new = {c.uid: r for c, r in zip(to_allocate, results, strict=False)}
         out = []
@@ -635,7 +581,7 @@ class Scheduler(Controller[str]):
                 continue
             status = nodealloc.claim_status(
                 c.claim["metadata"].get("name", ""), allocation,
-                nodealloc.containers_using(pod, c.pod_claim_name), self.inventory.device)
+                nodealloc.containers_using(pod, c.pod_claim_name), self.cache.inventory.device)
             if status is not None:
                 out.append(status)
         return sorted(out, key=lambda s: str(s["resourceClaimName"]))
@@ -667,87 +613,10 @@ class Scheduler(Controller[str]):
         if not cap:
             return None  # a node without capacity takes any pod (see resources_rejection)
         total = nodealloc.plus(requests, nodealloc.demand(statuses))
-        used = self.usage.used(node_name)
+        used = self.cache.usage.used(node_name)
         free = {n: cap.get(n, Fraction(0)) - used.get(n, Fraction(0)) for n in total}
         reasons = fits(total, free, pods_free=1)
         return Rejection(DRA_PLUGIN, reasons, resolvable=True) if reasons else None
-
-    def _spec(self, c: PodClaim) -> bytes:
-        """A claim's spec, canonically encoded (claims from one template encode alike)."""
-        spec = self._specs.get(c.uid)
-        if spec is None:
-            spec = self._specs[c.uid] = orjson.dumps(c.claim.get("spec"),
-                                                    option=orjson.OPT_SORT_KEYS)
-        return spec
-
-    def _dra_backed(self, resource: str) -> bool:
-        """Whether a DeviceClass serves the extended resource (DRAExtendedResource)."""
-        return (self.features.extended_resource and is_dra_extended_resource_name(resource)
-                and self.inventory.extended_resource_class(resource) is not None)
-
-    def _special_claim(self, pod: Obj, node: Obj, backed: list[str],
-                       cap: dict[str, Fraction]) -> SpecialClaim | None:
-        """The pod's special claim on this node (resources a device plugin offers here are
-        left to it, as upstream decides per node); one body per pod otherwise."""
-        uid = pod["metadata"].get("uid", "")
-        key = (uid, tuple(r for r in backed if cap.get(r)))
-        hit = self._extended_claims.get(uid)
-        if hit is not None and hit[0] == key:
-            return hit[1]
-        found = extended_resource_request(pod, self.inventory, node=node)
-        special = None
-        if found is not None:
-            claim = {**found.claim, "metadata": {**found.claim["metadata"],
-                                                 "uid": f"{EXTENDED_PREFIX}{uid}"}}
-            special = SpecialClaim(claim=PodClaim(pod_claim_name="", claim=claim,
-                                                  consumer=pod_reference(pod)),
-                                   mappings=found.mappings)
-        self._extended_claims[uid] = (key, special)
-        return special
-
-    def _placement(self, pod: Obj, node: Obj, placement: bytes) -> Rejection | None:
-        """The placement filters' verdict, remembered per node for pods that place alike."""
-        meta = node["metadata"]
-        key = (meta.get("resourceVersion"), placement)
-        hit = self._placements.get(meta["name"])
-        if hit is not None and hit[0] == key:
-            return hit[1]
-        rejection = placement_rejection(pod, node)
-        self._placements[meta["name"]] = (key, rejection)
-        return rejection
-
-    def _deallocatable(self, pod: Obj, claims: list[PodClaim]) -> PodClaim | None:
-        """DynamicResources' PostFilter candidate: an allocated claim unavailable here that
-        nobody (or only this pod) has reserved."""
-        uid = pod["metadata"].get("uid")
-        for c in claims:
-            reserved = (c.claim.get("status") or {}).get("reservedFor") or []
-            if c.allocated and (not reserved or (len(reserved) == 1
-                                                 and reserved[0].get("uid") == uid)):
-                return c
-        return None
-
-    def _select(self, best: list[tuple[str, list[Obj]]]) -> tuple[str, list[Obj]]:
-        """The node among the best-scored (DRA's prioritized-list points, 8 − subrequest
-        index per result, then the least-allocated spread): ties go to a seeded random pick
-        (upstream's selectHost)."""
-        return best[self._random.randrange(len(best))] if len(best) > 1 else best[0]
-
-    def _least_allocated(self, node_name: str, want_cpu: float, want_memory: float) -> float:
-        """NodeResourcesFit's LeastAllocated score (0-100) over cpu and memory, with
-        upstream's non-zero defaults for pods that request neither."""
-        cap = self._capacity.get(node_name) or {}
-        used = self.usage.used(node_name)
-        score, weight = 0.0, 0
-        for name, want in ((CPU, want_cpu), (MEMORY, want_memory)):
-            total = cap.get(name)
-            if not total:
-                continue
-            total_f = float(total)
-            free = total_f - float(used.get(name, 0)) - want
-            score += max(0.0, free) * 100 / total_f
-            weight += 1
-        return score / weight if weight else 0.0
 
     # ----- why is my pod pending? -----------------------------------------------------------
 
@@ -784,14 +653,15 @@ class Scheduler(Controller[str]):
             return explanation.report(**common, state="pending", prefilter=str(e))
         requests = pod_requests(pod)
         nodes = [self._explain_node(pod, name, claims, to_allocate, requests)
-                 for name in self._node_names]
+                 for name in self.cache.node_names]
         return explanation.report(**common, state="pending", nodes=nodes)
 
     def _explain_node(self, pod: Obj, name: str, claims: list[PodClaim],
                       to_allocate: list[PodClaim], requests: dict[str, Fraction]) -> Obj:
         node = self.nodes.cache.get(name) or {"metadata": {"name": name}}
-        rejection = run_filters(pod, node, requests=requests, used=self.usage.used(name),
-                                pod_count=self.usage.pods(name))
+        rejection = run_filters(pod, node, requests=requests,
+                                used=self.cache.usage.used(name),
+                                pod_count=self.cache.usage.pods(name))
         if rejection is not None:
             return explanation.node_entry(name, plugin=rejection.plugin, reasons=rejection.reasons)
         if not claims:
@@ -819,10 +689,8 @@ class Scheduler(Controller[str]):
         if result.special is not None and result.special.allocation is not None:
             reserved[result.special.claim.uid] = result.special.allocation
         for uid, allocation in reserved.items():  # Reserve
-            self._in_flight[uid] = allocation
-            self._take(uid, allocation)
-        self.usage.set(key, result.node, self._footprint(pod, result.node_allocatable)
-                       if result.node_allocatable else None, pod=pod)  # assume
+            self.cache.reserve_claim(uid, allocation)
+        self.cache.assume(key, result.node, pod, result.node_allocatable)
         try:
             conditional = await self._prebind(pod, result)
         except (ApiError, Retry) as e:
@@ -832,7 +700,7 @@ class Scheduler(Controller[str]):
             raise Retry(reason=str(e)) from None
         finally:
             for uid in reserved:
-                self._in_flight.pop(uid, None)
+                self.cache.end_in_flight(uid)
         if conditional:
             self._waiting[key] = Waiting(node=result.node, claims=conditional,
                                          deadline=self.clock.monotonic() + BINDING_TIMEOUT)
@@ -845,9 +713,8 @@ class Scheduler(Controller[str]):
         if result.special is not None:
             uids.append(result.special.claim.uid)
         for uid in uids:
-            self._in_flight.pop(uid, None)
-            self._free(uid)
-        self.usage.forget(key)
+            self.cache.unreserve_claim(uid)
+        self.cache.forget_pod(key)
 
     async def _prebind(self, pod: Obj, result: ScheduleResult) -> list[str]:
         """Record each claim's allocation and reservation (upstream bindClaim); the keys of
@@ -927,7 +794,7 @@ class Scheduler(Controller[str]):
         pending = False
         for ref in waiting.claims:
             namespace, _, name = ref.rpartition("/")
-            claim = self.claims.cache.get(name, namespace)
+            claim = self._get_claim(namespace, name)
             state = _binding_state(claim)
             if state == "failed":
                 failed = f"claim {ref}: a binding failure condition is true"
@@ -940,7 +807,7 @@ class Scheduler(Controller[str]):
         if not failed and self.clock.monotonic() < waiting.deadline:
             raise Retry(after=min(BINDING_POLL, waiting.deadline - self.clock.monotonic()))
         del self._waiting[key]
-        self.usage.forget(key)
+        self.cache.forget_pod(key)
         reason = failed or "binding timeout: the device binding conditions did not become true"
         await self._deallocate(waiting.claims)
         await self._report_unschedulable(key, pod, "SchedulerError", reason)
@@ -949,7 +816,7 @@ class Scheduler(Controller[str]):
     async def _deallocate(self, keys: Iterable[str]) -> None:
         for ref in keys:
             namespace, _, name = ref.rpartition("/")
-            claim = self.claims.cache.get(name, namespace)
+            claim = self._get_claim(namespace, name)
             if claim is None:
                 continue
             status = {k: v for k, v in (claim.get("status") or {}).items()
@@ -970,7 +837,7 @@ class Scheduler(Controller[str]):
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node}},
                 namespace=meta.get("namespace", ""), copy=False)
         except ApiError as e:
-            self.usage.forget(key)
+            self.cache.forget_pod(key)
             if e.code == 404:
                 return  # the pod is gone
             raise
