@@ -24,7 +24,7 @@ class ClaimsNotReady(Exception):
     or names a class that doesn't exist (upstream PreFilter's Unschedulable message)."""
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class PodClaim:
     """One claim the pod uses, and the consumer its reservation names."""
 

@@ -319,11 +319,11 @@ class SchedulingCycle:
                 rejection = self._node_allocatable_fit(pod, name, claims, to_allocate,
                                                        results or [], node_requests, cap)
         if rejection is not None:
-            return Verdict(rejection, [], 0.0), None
+            return Verdict(rejection=rejection, results=[], score=0.0), None
         score = self._least_allocated(name, *wants)
         if ranked:
             score += _dra_score(to_allocate, results or []) * 100
-        return Verdict(None, results or [], score), special
+        return Verdict(rejection=None, results=results or [], score=score), special
 
     def filter_dra(self, pod: Obj, node: Obj, claims: list[PodClaim],
                    to_allocate: list[PodClaim], diagnostics: Diagnostics | None = None,
@@ -334,7 +334,7 @@ class SchedulingCycle:
         for c in claims:
             if c.allocated and not nodeselector.selector_matches(
                     c.claim["status"]["allocation"].get("nodeSelector"), node):
-                return Rejection(DRA_PLUGIN, (UNAVAILABLE,)), None
+                return Rejection(plugin=DRA_PLUGIN, reasons=(UNAVAILABLE,)), None
         if not to_allocate:
             return None, []
         if diagnostics is not None:
@@ -354,11 +354,11 @@ class SchedulingCycle:
                                diagnostics=diagnostics,
                                expired=lambda: self.clock.monotonic() > deadline)
         except NodeUnschedulable as e:
-            return Rejection(DRA_PLUGIN, (str(e),)), None
+            return Rejection(plugin=DRA_PLUGIN, reasons=(str(e),)), None
         except AllocationTimeout as e:  # upstream's filterTimeout: this node only
-            return Rejection(DRA_PLUGIN, (str(e),)), None
+            return Rejection(plugin=DRA_PLUGIN, reasons=(str(e),)), None
         if results is None:
-            return Rejection(DRA_PLUGIN, (CANNOT_ALLOCATE,)), None
+            return Rejection(plugin=DRA_PLUGIN, reasons=(CANNOT_ALLOCATE,)), None
         return None, results
 
     def _share_id(self) -> str:
@@ -442,7 +442,7 @@ class SchedulingCycle:
         mapped = {s["resourceClaimName"] for s in statuses}
         for s in statuses:
             if not s["containers"]:
-                return Rejection(DRA_PLUGIN, (
+                return Rejection(plugin=DRA_PLUGIN, reasons=(
                     f"claim {s['resourceClaimName']}: node-allocatable resource claim not "
                     "referenced by any container within the pod",))
         for c in claims:
@@ -450,7 +450,7 @@ class SchedulingCycle:
             users = (c.claim.get("status") or {}).get("reservedFor") or ()
             if name in mapped and any(r.get("resource") == "pods" and r.get("uid") != uid
                                       for r in users):
-                return Rejection(DRA_PLUGIN, (
+                return Rejection(plugin=DRA_PLUGIN, reasons=(
                     f"node allocatable resource claim {name} is already used by another pod",))
         if not cap:
             return None  # a node without capacity takes any pod (see resources_rejection)
@@ -458,7 +458,7 @@ class SchedulingCycle:
         used = self.cache.usage.used(node_name)
         free = {n: cap.get(n, Fraction(0)) - used.get(n, Fraction(0)) for n in total}
         reasons = fits(total, free, pods_free=1)
-        return Rejection(DRA_PLUGIN, reasons, resolvable=True) if reasons else None
+        return Rejection(plugin=DRA_PLUGIN, reasons=reasons, resolvable=True) if reasons else None
 
 
 def _dra_score(to_allocate: list[PodClaim], results: list[Obj]) -> int:

@@ -17,7 +17,7 @@ from typing import Any
 Obj = dict[str, Any]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Verdict:
     """One node's answer for the shape: the rejection, or the allocations and the score."""
 

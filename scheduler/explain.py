@@ -72,7 +72,7 @@ def _node_verdict(cycle: SchedulingCycle, pod: Obj, name: str, claims: list[PodC
         rejection, _ = cycle.filter_dra(pod, node, claims, to_allocate, diagnostics,
                                         share_id=lambda: SHARE_ID)
     except AllocationError as e:
-        rejection = Rejection(DRA_PLUGIN, (f"error: {e}",))
+        rejection = Rejection(plugin=DRA_PLUGIN, reasons=(f"error: {e}",))
     if rejection is None:
         return node_entry(name)
     devices = [{"claim": d["claim"], "request": d["request"], "ruledOut": d["causes"]}

@@ -7,7 +7,7 @@ import dataclasses
 from fakeapi.features import GateReader
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class AllocatorFeatures:
     """Which optional allocator behaviours are on; the defaults are Kubernetes 1.37's."""
 
