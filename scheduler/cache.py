@@ -19,21 +19,25 @@ that can change one of them:
   and the devices its allocated claims hold. A new shape drops every verdict (only the last
   shape's are kept); pods with DRA-backed extended resources share none. A node's verdict is
   dropped by any event of its Node; by a pod starting or stopping to count on it (seen bound,
-  assumed, finished, deleted, forgotten at Unreserve or a failed Bind); and by any event of a
-  claim whose allocation, in flight or recorded, had or has devices local to the node (every
-  node's, when they are not node-local). Every node's is dropped by any ResourceSlice,
-  DeviceClass or DeviceTaintRule event.
+  assumed, finished, deleted, forgotten at Unreserve or a failed Bind); and by devices taken
+  or freed there: a claim reserved or unreserved, and any event of a claim that has an
+  allocation or has just lost one, drop the nodes its devices are local to (every node's,
+  when they are not node-local). Every node's is dropped by any ResourceSlice, DeviceClass or
+  DeviceTaintRule event.
 - `dra_outcomes`, a node's DRA Filter outcome (the allocator's rejection or results), keyed by
   `dra_key`: the allocator-inputs `epoch` (bumped by every slice, class and taint-rule event),
   the Node's resourceVersion, the specs of the claims to allocate, and the allocation version
-  of every pool the node sees. Dropped with the Node.
+  of every pool the node sees. Dropped with the Node. One outcome depends on time, which no
+  key holds: a filterTimeout rejection (an allocation running past `cycle.FILTER_TIMEOUT` on
+  a real clock) is remembered like the others, here and in `equivalence`.
 - `placements`, a node's placement-filter verdict (NodeUnschedulable, NodeName,
   TaintToleration, NodeAffinity), keyed by the Node's resourceVersion and the pod's placement
   fields (`placement_key`). Dropped with the Node.
 - `special_claims`, a pod's special claim for its DRA-backed extended resources (a claim body,
   not a verdict), keyed by the pod's uid and which of those resources a device plugin offers
-  on the node; dropped with the pod. It is not keyed by the `epoch`: a DeviceClass change that
-  gives an extended resource to another class leaves an already-built special claim as it was.
+  on the node; dropped with the pod. It is not keyed by the `epoch`: a DeviceClass change
+  that gives an extended resource to another class leaves an already-built special claim as
+  it was.
 - Claim spec encodings (`spec`), per claim uid: a claim's spec is immutable; dropped with the
   claim.
 """
