@@ -17,10 +17,11 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from fakeapi.machinery.clock import Clock, rfc3339
+from fakeapi.machinery.errors import ApiError
+
 import scheduler.nodeallocatable as nodealloc
 from fakeapi.client import Client
-from fakeapi.clock import Clock, rfc3339
-from fakeapi.errors import ApiError
 from fakeapi.runtime.events import NORMAL, WARNING, EventRecorder, object_reference
 from fakeapi.runtime.workqueue import Retry, WorkQueue
 from scheduler.cache import CLAIMS, SchedulerCache

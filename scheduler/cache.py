@@ -49,9 +49,9 @@ from fractions import Fraction
 from typing import Any, Generic, TypeVar
 
 import orjson
+from fakeapi.storage.log import DELETED
 
 import scheduler.nodeallocatable as nodealloc
-from fakeapi.log import DELETED
 from fakeapi.runtime.informer import object_key
 from scheduler.allocator import (
     CLAIM_ANNOTATION,

@@ -1,6 +1,6 @@
 """A pod's ResourceClaims as the scheduler sees them (pure): which claims, reserved for whom.
 
-The DynamicResources plugin's PreEnqueue/PreFilter checks on top of `fakeapi.resourceclaim`
+The DynamicResources plugin's PreEnqueue/PreFilter checks on top of `fakeapi.kube.resourceclaim`
 (upstream's resourceclaim helpers, shared with the claim controllers), plus
 DRAWorkloadResourceClaims: a pod claim that matches one of its PodGroup's claims (same name,
 resourceClaimName and resourceClaimTemplateName) is reserved for the PodGroup instead.
@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-import fakeapi.resourceclaim as rc
+import fakeapi.kube.resourceclaim as rc
 
 Obj = dict[str, Any]
 FINALIZER = rc.DELETE_PROTECTION

@@ -23,9 +23,10 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, cast
 
+from fakeapi.kube import nodeselector
+from fakeapi.machinery.clock import Clock
+
 import scheduler.nodeallocatable as nodealloc
-from fakeapi import nodeselector
-from fakeapi.clock import Clock
 from fakeapi.runtime.informer import Cache
 from scheduler.allocator import (
     CLAIM_ANNOTATION,

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from typing import Any
 
-from fakeapi import nodeselector, taints
-from fakeapi.validation.quantity import parse_quantity
+from fakeapi.kube import nodeselector, taints
+from fakeapi.machinery.quantity import parse_quantity
 
 Obj = dict[str, Any]
 Resources = dict[str, Fraction]

@@ -20,17 +20,17 @@ from typing import Any
 
 import orjson
 from aiohttp import web
+from fakeapi.http.server import Route
+from fakeapi.machinery.clock import rfc3339
+from fakeapi.machinery.errors import ApiError, not_found
+from fakeapi.storage.log import DELETED
 
 import scheduler.explain as explanation
 import scheduler.nodeallocatable as nodealloc
-from fakeapi.clock import rfc3339
-from fakeapi.errors import ApiError, not_found
-from fakeapi.log import DELETED
 from fakeapi.runtime.component import ComponentContext, Controller
 from fakeapi.runtime.events import WARNING, EventRecorder, object_reference
 from fakeapi.runtime.informer import object_key
 from fakeapi.runtime.workqueue import RateLimiter, Retry, WorkQueue
-from fakeapi.server import Route
 from scheduler.allocator import AllocationError, AllocatorFeatures
 from scheduler.binding import Binder, BindingFailed
 from scheduler.cache import CLAIMS, CLASSES, RULES, SLICES, SchedulerCache

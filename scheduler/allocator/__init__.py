@@ -5,7 +5,7 @@ the devices in use, and `allocate` finds the devices for a pod's claims on one n
 way `k8s.io/dynamic-resource-allocation/structured` does in Kubernetes 1.37.
 """
 
-from fakeapi.nodeselector import NodeSelector, NodeSelectorError
+from fakeapi.kube.nodeselector import NodeSelector, NodeSelectorError
 
 from .allocate import INVALID_POOLS, allocate
 from .diagnostics import CAUSES, Diagnostics, RequestDiagnostics

@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from fakeapi.kube.nodeselector import node_identity
+
 import scheduler.allocator.capacity as capacity
 import scheduler.allocator.diagnostics as why
-from fakeapi.nodeselector import node_identity
 
 from .claims import ALL, EXACT_COUNT, ClaimPlan, Request
 from .constraints import AttributeConstraint, DistinctAttribute, MatchAttribute

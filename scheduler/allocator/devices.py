@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
+from fakeapi.kube.nodeselector import NodeSelector, NodeSelectorError
+
 from fakeapi import cel
-from fakeapi.nodeselector import NodeSelector, NodeSelectorError
 
 from .quantity import Quantity, parse
 

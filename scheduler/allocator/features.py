@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from fakeapi.features import GateReader
+from fakeapi.machinery.features import GateReader
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

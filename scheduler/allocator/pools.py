@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
 
-from fakeapi.nodeselector import NodeSelector, NodeSelectorError
+from fakeapi.kube.nodeselector import NodeSelector, NodeSelectorError
 
 from .devices import Device, Slice
 from .errors import AllocationError

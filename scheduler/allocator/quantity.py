@@ -8,7 +8,7 @@ import math
 from fractions import Fraction
 from typing import NamedTuple
 
-from fakeapi.validation.quantity import parse_quantity
+from fakeapi.machinery.quantity import parse_quantity
 
 BINARY_SI = "BinarySI"
 DECIMAL_SI = "DecimalSI"

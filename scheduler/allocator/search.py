@@ -13,9 +13,10 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
+from fakeapi.kube.taints import untolerated
+
 import scheduler.allocator.capacity as capacity
 import scheduler.allocator.diagnostics as why
-from fakeapi.taints import untolerated
 
 from .claims import ClaimPlan, Request
 from .constraints import AttributeConstraint

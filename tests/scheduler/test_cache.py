@@ -8,8 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from fakeapi.storage.log import ADDED, DELETED, MODIFIED
 
-from fakeapi.log import ADDED, DELETED, MODIFIED
 from scheduler.allocator import AllocatorFeatures
 from scheduler.cache import KeyedMemo, SchedulerCache
 from scheduler.equivalence import Verdict

@@ -6,8 +6,8 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
+from fakeapi.kube.nodeselector import selector_matches
 
-from fakeapi.nodeselector import selector_matches
 from scheduler.filters import Rejection, pod_requests, run_filters
 from scheduler.fiterror import fit_error
 

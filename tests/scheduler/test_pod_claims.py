@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from fakeapi.kube.resourceclaim import RESERVED_FOR_MAX
 
-from fakeapi.resourceclaim import RESERVED_FOR_MAX
 from scheduler.claims import (
     FINALIZER,
     ClaimsNotReady,

@@ -8,11 +8,11 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from fakeapi.machinery.clock import VirtualClock
+from fakeapi.machinery.errors import ApiError
 
 from fakeapi.client import Client
-from fakeapi.clock import VirtualClock
 from fakeapi.controlplane import ControlPlane
-from fakeapi.errors import ApiError
 from scheduler.cycle import SchedulingCycle
 from scheduler.scheduler import Scheduler
 from tests.controllers.harness import running_plane

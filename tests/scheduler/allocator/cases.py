@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from fakeapi.machinery.quantity import parse_quantity
 
-from fakeapi.validation.quantity import parse_quantity
 from scheduler.allocator import AllocatorFeatures
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "allocator"

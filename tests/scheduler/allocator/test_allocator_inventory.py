@@ -6,9 +6,9 @@ import copy
 from typing import Any
 
 import pytest
+from fakeapi.machinery.features import FeatureGates
 
 from fakeapi import cel
-from fakeapi.features import FeatureGates
 from scheduler.allocator import (
     AllocatedState,
     AllocatorFeatures,
