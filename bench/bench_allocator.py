@@ -26,7 +26,7 @@ from typing import Any
 
 from benchlib import header, rate_line
 
-from scheduler.allocator import AllocatedState, Features, Inventory, allocate
+from scheduler.allocator import AllocatedState, AllocatorFeatures, Inventory, allocate
 
 DRIVER = "gpu.example.com"
 TARGET = 1e6 / 30  # ~30 µs per call
@@ -94,7 +94,7 @@ def share_id() -> str:
 def scenario(devices: int, in_use: int, *, count: int = 1, numa: int = 1,
              match: bool = False) -> tuple[Inventory, AllocatedState, Obj, Obj]:
     """An inventory with one node of `devices`, `in_use` of them allocated, and a claim."""
-    inv = Inventory(features=Features())
+    inv = Inventory(features=AllocatorFeatures())
     inv.set_class(device_class())
     inv.set_slice(node_slice("node-0", devices, numa))
     state = AllocatedState()

@@ -1,5 +1,8 @@
-"""The scheduler: the structured allocator (`scheduler.allocator`, pure) and the pod
-scheduling loop (`scheduler.scheduler`), a component like kube-scheduler."""
+"""The scheduler, a component like kube-scheduler: `scheduler.scheduler` (the component:
+informers, queue, reconcile) over `cache` (what it knows between cycles, and when a verdict
+is reused), `cycle` (PreFilter, Filter, Score), `binding` (Reserve, PreBind, Bind) and
+`explain` (the /explain report); the structured allocator (`scheduler.allocator`) and
+`claims`, `filters`, `fiterror`, `usage`, `equivalence`, `nodeallocatable` are pure."""
 
 from __future__ import annotations
 

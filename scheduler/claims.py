@@ -4,6 +4,7 @@ The DynamicResources plugin's PreEnqueue/PreFilter checks on top of `fakeapi.kub
 (upstream's resourceclaim helpers, shared with the claim controllers), plus
 DRAWorkloadResourceClaims: a pod claim that matches one of its PodGroup's claims (same name,
 resourceClaimName and resourceClaimTemplateName) is reserved for the PodGroup instead.
+`SpecialClaim` is the claim the scheduler makes for a pod's DRA-backed extended resources.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ class ClaimsNotReady(Exception):
     or names a class that doesn't exist (upstream PreFilter's Unschedulable message)."""
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class PodClaim:
     """One claim the pod uses, and the consumer its reservation names."""
 
@@ -46,6 +47,16 @@ class PodClaim:
     def reserved(self) -> bool:
         """Whether the consumer is already in `reservedFor`."""
         return rc.reserved_for(self.claim, self.consumer.get("uid", ""))
+
+
+@dataclasses.dataclass(kw_only=True)
+class SpecialClaim:
+    """The special claim of one pod (DRAExtendedResource): its body, the request mappings for
+    the pod's status, and its allocation once the node is chosen."""
+
+    claim: PodClaim
+    mappings: list[Obj]
+    allocation: Obj | None = None
 
 
 def pod_reference(pod: Obj) -> Obj:

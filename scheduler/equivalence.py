@@ -3,9 +3,10 @@
 Pods of one shape (the same placement fields, requests and claim specs: replicas of one
 template) get the same answer from a node until something about that node changes: its
 object, the pods counted on it, the devices in use in its pools, or the allocator's inputs.
-The scheduler drops a node's verdict on each such change, so a cycle re-evaluates only the
-nodes that changed since the last pod of the same shape, and the verdicts it reuses are the
-ones it would compute again.
+The scheduler's cache (`scheduler.cache`, where the rule and its events are listed) drops a
+node's verdict on each such change, so a cycle re-evaluates only the nodes that changed since
+the last pod of the same shape, and the verdicts it reuses are the ones it would compute
+again.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 Obj = dict[str, Any]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Verdict:
     """One node's answer for the shape: the rejection, or the allocations and the score."""
 

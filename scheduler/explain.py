@@ -1,18 +1,87 @@
 """Why is my pod pending? fakeapi's answer beyond upstream: for each node, the first filter
 that rejected it and, for DRA, per claim request how many devices each cause ruled out.
 
-The report is computed on demand from the scheduler's caches, read-only: it reserves
-nothing and draws no randomness, so asking never changes what the scheduler does.
+`explain` computes the report on demand from the scheduler's cache and its cycle's filters,
+read-only: it reserves nothing, remembers no outcome and draws no randomness, so asking
+never changes what the scheduler does. `report`, `node_entry` and `text` shape and print it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
+
+from scheduler.allocator import AllocationError, Diagnostics
+from scheduler.claims import ClaimsNotReady, PodClaim, claim_key, pod_claims, requested_classes
+from scheduler.cycle import CANNOT_ALLOCATE, DRA_PLUGIN, SchedulingCycle
+from scheduler.filters import Rejection, pod_requests, run_filters
 
 Obj = dict[str, Any]
 KIND = "PodSchedulingExplanation"
 API_VERSION = "fakeapi.dev/v1alpha1"
 NO_CANDIDATES = "no candidate devices"
+SHARE_ID = "00000000-0000-4000-8000-000000000000"
+"""The share id an explanation's trial allocations use (they are thrown away)."""
+
+
+def explain(pod: Obj, *, ours: bool, waiting_node: str | None,
+            get_claim: Callable[[str, str], Obj | None], group: Obj | None,
+            cycle: SchedulingCycle) -> Obj:
+    """Every node's verdict for the pod, as the scheduler would reach it now: `ours` when
+    the pod is this scheduler's, `waiting_node` the node it waits on for binding conditions
+    (None when it doesn't); `get_claim` and `group` find its claims. Read-only: nothing is
+    reserved, no randomness is drawn."""
+    meta = pod["metadata"]
+    node_name = (pod.get("spec") or {}).get("nodeName") or ""
+    current: Obj = next((c for c in (pod.get("status") or {}).get("conditions") or ()
+                         if c.get("type") == "PodScheduled"), {})
+    common = {"namespace": meta.get("namespace", ""), "name": meta["name"],
+              "message": current.get("message", "")}
+    if node_name:
+        return report(**common, node_name=node_name, state="scheduled")
+    if not ours:
+        return report(**common, state="not for this scheduler")
+    if waiting_node is not None:
+        return report(**common, node_name=waiting_node, state="waiting for binding conditions")
+    try:
+        claims = pod_claims(pod, get_claim=get_claim, group=group)
+        to_allocate = cycle.prefilter(claims)
+    except (ClaimsNotReady, AllocationError) as e:
+        return report(**common, state="pending", prefilter=str(e))
+    requests = pod_requests(pod)
+    nodes = [_node_verdict(cycle, pod, name, claims, to_allocate, requests)
+             for name in cycle.cache.node_names]
+    return report(**common, state="pending", nodes=nodes)
+
+
+def _node_verdict(cycle: SchedulingCycle, pod: Obj, name: str, claims: list[PodClaim],
+                  to_allocate: list[PodClaim], requests: dict[str, Fraction]) -> Obj:
+    """One node's entry: the first filter that rejects the pod there, with the DRA
+    allocator's diagnostics when DynamicResources does."""
+    node = cycle.nodes.get(name) or {"metadata": {"name": name}}
+    usage = cycle.cache.usage
+    rejection = run_filters(pod, node, requests=requests, used=usage.used(name),
+                            pod_count=usage.pods(name))
+    if rejection is not None:
+        return node_entry(name, plugin=rejection.plugin, reasons=rejection.reasons)
+    if not claims:
+        return node_entry(name)
+    diagnostics = Diagnostics()
+    try:
+        rejection, _ = cycle.filter_dra(pod, node, claims, to_allocate, diagnostics,
+                                        share_id=lambda: SHARE_ID)
+    except AllocationError as e:
+        rejection = Rejection(plugin=DRA_PLUGIN, reasons=(f"error: {e}",))
+    if rejection is None:
+        return node_entry(name)
+    devices = [{"claim": d["claim"], "request": d["request"], "ruledOut": d["causes"]}
+               for d in diagnostics.as_dict()]
+    if not devices and rejection.reasons == (CANNOT_ALLOCATE,):
+        devices = [{"claim": claim_key(c.claim), "request": r, "ruledOut": {}}
+                   for c in to_allocate for r, _ in requested_classes(c.claim)]
+    return node_entry(name, plugin=rejection.plugin, reasons=rejection.reasons,
+                      devices=devices)
 
 
 def report(*, namespace: str, name: str, node_name: str = "", state: str, message: str = "",

@@ -27,7 +27,7 @@ AFFINITY_MISMATCH = "node(s) didn't match Pod's node affinity/selector"
 TOO_MANY_PODS = "Too many pods"
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Rejection:
     """Why a node can't take the pod: upstream's reasons of the first plugin that said no."""
 
@@ -99,13 +99,13 @@ def _node_unschedulable(pod: Obj, node: Obj) -> Rejection | None:
         return None
     if taints.tolerated((pod.get("spec") or {}).get("tolerations") or (), UNSCHEDULABLE_TAINT):
         return None
-    return Rejection("NodeUnschedulable", (NODE_UNSCHEDULABLE,))
+    return Rejection(plugin="NodeUnschedulable", reasons=(NODE_UNSCHEDULABLE,))
 
 
 def _node_name(pod: Obj, node: Obj) -> Rejection | None:
     wanted = (pod.get("spec") or {}).get("nodeName")
     if wanted and wanted != node["metadata"]["name"]:
-        return Rejection("NodeName", (NODE_NAME_MISMATCH,))
+        return Rejection(plugin="NodeName", reasons=(NODE_NAME_MISMATCH,))
     return None
 
 
@@ -114,7 +114,7 @@ def _taint_toleration(pod: Obj, node: Obj) -> Rejection | None:
                                (pod.get("spec") or {}).get("tolerations") or ())
     if found is None:
         return None
-    return Rejection("TaintToleration", (
+    return Rejection(plugin="TaintToleration", reasons=(
         f"node(s) had untolerated taint {{{found.get('key', '')}: {found.get('value', '')}}}",))
 
 
@@ -125,7 +125,7 @@ def _node_affinity(pod: Obj, node: Obj) -> Rejection | None:
     if nodeselector.labels_match(spec.get("nodeSelector"), node) and (
             required is None or nodeselector.selector_matches(required, node)):
         return None
-    return Rejection("NodeAffinity", (AFFINITY_MISMATCH,))
+    return Rejection(plugin="NodeAffinity", reasons=(AFFINITY_MISMATCH,))
 
 
 def fits(requests: Mapping[str, Fraction], free: Mapping[str, Fraction], pods_free: int
@@ -184,7 +184,7 @@ def resources_rejection(requests: Mapping[str, Fraction], cap: Mapping[str, Frac
     pods_free = int(pods_cap) - pod_count if pods_cap is not None else 1_000_000
     reasons = fits(requests, free, pods_free)
     if reasons:
-        return Rejection("NodeResourcesFit", reasons, resolvable=True)
+        return Rejection(plugin="NodeResourcesFit", reasons=reasons, resolvable=True)
     return None
 
 

@@ -36,7 +36,7 @@ def fit_error(total: int, *, prefilter: str = "", rejections: Iterable[Rejection
     nodes = list(rejections)
     if prefilter:
         head = f"0/{total} nodes are available: {prefilter}."
-        nodes = [Rejection("PreFilter", (prefilter,))] * total
+        nodes = [Rejection(plugin="PreFilter", reasons=(prefilter,))] * total
     else:
         head = f"0/{total} nodes are available: {', '.join(histogram(nodes))}."
     tail = _preemption(total, nodes)

@@ -17,7 +17,7 @@ from .extended import (
     extended_resource_request,
     is_dra_extended_resource_name,
 )
-from .features import Features
+from .features import AllocatorFeatures
 from .inventory import DEVICE_CLASS_PREFIX, Inventory
 from .state import AllocatedState
 
@@ -29,10 +29,10 @@ __all__ = [
     "AllocatedState",
     "AllocationError",
     "AllocationTimeout",
+    "AllocatorFeatures",
     "ClaimUnschedulable",
     "Diagnostics",
     "ExtendedResourceRequest",
-    "Features",
     "Inventory",
     "NodeSelector",
     "NodeSelectorError",

@@ -11,7 +11,7 @@ import scheduler.allocator.diagnostics as why
 from fakeapi.kube.nodeselector import node_identity
 
 from .claims import ALL, EXACT_COUNT, ClaimPlan, Request
-from .constraints import Constraint, DistinctAttribute, MatchAttribute
+from .constraints import AttributeConstraint, DistinctAttribute, MatchAttribute
 from .diagnostics import Diagnostics
 from .errors import AllocationError, ClaimUnschedulable, NodeUnschedulable
 from .inventory import Inventory
@@ -102,13 +102,13 @@ def _prepare_claim(search: Search, ci: int, plan: ClaimPlan, inventory: Inventor
     if minimum > MAX_RESULTS:
         raise AllocationError(f"claim {plan.ref}: number of requested devices {minimum} "
                               f"exceeds the claim limit of {MAX_RESULTS}")
-    constraints: list[Constraint] = []
+    constraints: list[AttributeConstraint] = []
     for i, c in enumerate(plan.constraints):
         if c.kind == "match":
-            constraints.append(MatchAttribute(c.requests, c.attribute,
+            constraints.append(MatchAttribute(requests=c.requests, attribute=c.attribute,
                                               lists=features.list_type_attributes))
         elif c.kind == "distinct":
-            constraints.append(DistinctAttribute(c.requests, c.attribute,
+            constraints.append(DistinctAttribute(requests=c.requests, attribute=c.attribute,
                                                  lists=features.list_type_attributes))
         else:
             raise AllocationError(f"claim {plan.ref}, constraint #{i}: empty constraint "

@@ -58,7 +58,7 @@ class Request:
             for i, d in enumerate(wire.get("derivedAttributes") or []))
 
 
-class Constraint:
+class ConstraintSpec:
     """A constraint as written: its kind (match, distinct or "" when neither), attribute and
     request names."""
 
@@ -98,5 +98,5 @@ class ClaimPlan:
             else:
                 self.requests.append((Request(wire.get("exactly") or {}, name=name,
                                               parent=None, claim_ref=self.ref),))
-        self.constraints = [Constraint(c or {}) for c in devices.get("constraints") or []]
+        self.constraints = [ConstraintSpec(c or {}) for c in devices.get("constraints") or []]
         self.configs: list[Obj] = [c or {} for c in devices.get("config") or []]

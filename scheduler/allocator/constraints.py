@@ -18,12 +18,13 @@ Derived = Mapping[str, Attribute | None] | None
 """A request's derived attributes for one device; they shadow the device's own."""
 
 
-class Constraint:
-    """Shared parts: which requests the constraint covers, and the attribute it reads."""
+class AttributeConstraint:
+    """A claim constraint during one search (the base of MatchAttribute and DistinctAttribute):
+    which requests it covers, the attribute it reads, and how many devices it counts."""
 
     __slots__ = ("requests", "attribute", "lists", "count")
 
-    def __init__(self, requests: frozenset[str], attribute: str, *, lists: bool) -> None:
+    def __init__(self, *, requests: frozenset[str], attribute: str, lists: bool) -> None:
         self.requests = requests
         self.attribute = attribute
         self.lists = lists
@@ -59,13 +60,13 @@ def _scalar_equal(new: Attribute, old: Attribute) -> bool:
     return new.kind == old.kind and new.scalar == old.scalar
 
 
-class MatchAttribute(Constraint):
+class MatchAttribute(AttributeConstraint):
     """All devices share one value (with list-type attributes: a common element)."""
 
     __slots__ = ("first", "intersection")
 
-    def __init__(self, requests: frozenset[str], attribute: str, *, lists: bool) -> None:
-        super().__init__(requests, attribute, lists=lists)
+    def __init__(self, *, requests: frozenset[str], attribute: str, lists: bool) -> None:
+        super().__init__(requests=requests, attribute=attribute, lists=lists)
         self.first: Attribute | None = None
         self.intersection: tuple[str, frozenset[object]] | None = None
 
@@ -103,13 +104,13 @@ class MatchAttribute(Constraint):
             self.count -= 1
 
 
-class DistinctAttribute(Constraint):
+class DistinctAttribute(AttributeConstraint):
     """All devices have different values (with list-type attributes: disjoint lists)."""
 
     __slots__ = ("seen",)
 
-    def __init__(self, requests: frozenset[str], attribute: str, *, lists: bool) -> None:
-        super().__init__(requests, attribute, lists=lists)
+    def __init__(self, *, requests: frozenset[str], attribute: str, lists: bool) -> None:
+        super().__init__(requests=requests, attribute=attribute, lists=lists)
         self.seen: dict[str, Attribute] = {}
 
     def add(self, request: str, sub: str, device: Device, derived: Derived = None) -> bool:

@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Protocol
+
+from fakeapi.machinery.features import GateReader
 
 
-class GateReader(Protocol):
-    """Anything that says whether a feature gate is on (`fakeapi.machinery.features`)."""
-
-    def enabled(self, name: str) -> bool: ...
-
-
-@dataclasses.dataclass(frozen=True)
-class Features:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class AllocatorFeatures:
     """Which optional allocator behaviours are on; the defaults are Kubernetes 1.37's."""
 
     admin_access: bool = True  # DRAAdminAccess
@@ -28,7 +23,7 @@ class Features:
     extended_resource: bool = True  # DRAExtendedResource
 
     @classmethod
-    def from_gates(cls, gates: GateReader) -> Features:
+    def from_gates(cls, gates: GateReader) -> AllocatorFeatures:
         """Same as upstream's AllocatorFeatures(): one flag per gate, binding conditions only
         when both DRADeviceBindingConditions and DRAResourceClaimDeviceStatus are on."""
         on = gates.enabled

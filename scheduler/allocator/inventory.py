@@ -9,7 +9,7 @@ from typing import Any
 
 from .claims import ClaimPlan, object_ref
 from .devices import Device, Slice
-from .features import Features
+from .features import AllocatorFeatures
 from .pools import NodeView, gather_pools
 from .selectors import Expression
 
@@ -22,7 +22,7 @@ _PLAN_CACHE_SIZE = 4096
 _VIEW_CACHE_SIZE = 8192
 
 
-class DeviceClass:
+class CompiledClass:
     """A DeviceClass with its selectors compiled."""
 
     __slots__ = ("name", "wire", "selectors", "configs", "extended_resource_name", "created")
@@ -49,13 +49,13 @@ class Inventory:
     version; a claim's spec is parsed once.
     """
 
-    def __init__(self, *, features: Features | None = None) -> None:
-        self.features = features if features is not None else Features()
+    def __init__(self, *, features: AllocatorFeatures | None = None) -> None:
+        self.features = features if features is not None else AllocatorFeatures()
         self._slices: dict[str, Slice] = {}
         self._by_node: dict[str, set[str]] = {}
         self._shared: set[str] = set()
         self._by_pool: dict[tuple[str, str], set[str]] = {}
-        self._classes: dict[str, DeviceClass] = {}
+        self._classes: dict[str, CompiledClass] = {}
         self._rules: dict[str, Obj] = {}
         self._views: OrderedDict[str, NodeView] = OrderedDict()
         self._plans: OrderedDict[Any, tuple[Obj, ClaimPlan]] = OrderedDict()
@@ -123,18 +123,18 @@ class Inventory:
 
     def set_class(self, obj: Obj) -> None:
         """Add or replace a DeviceClass."""
-        entry = DeviceClass(obj)
+        entry = CompiledClass(obj)
         self._classes[entry.name] = entry
 
     def remove_class(self, name: str) -> None:
         """Forget a DeviceClass."""
         self._classes.pop(name, None)
 
-    def device_class(self, name: str) -> DeviceClass | None:
+    def device_class(self, name: str) -> CompiledClass | None:
         """The class of that name, if any."""
         return self._classes.get(name)
 
-    def extended_resource_class(self, resource: str) -> DeviceClass | None:
+    def extended_resource_class(self, resource: str) -> CompiledClass | None:
         """The class backing an extended resource name: the class named by the implicit
         `deviceclass.resource.kubernetes.io/<class>` name, else the class whose
         `extendedResourceName` it is (on a clash the newest class wins, ties going to the
@@ -143,7 +143,7 @@ class Inventory:
             found = self._classes.get(resource[len(DEVICE_CLASS_PREFIX):])
             if found is not None:
                 return found
-        best: DeviceClass | None = None
+        best: CompiledClass | None = None
         for c in self._classes.values():
             if c.extended_resource_name != resource:
                 continue

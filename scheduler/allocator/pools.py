@@ -16,7 +16,7 @@ from fakeapi.kube.nodeselector import NodeSelector, NodeSelectorError
 
 from .devices import Device, Slice
 from .errors import AllocationError
-from .features import Features
+from .features import AllocatorFeatures
 
 
 def node_matches(name: str, labels: Mapping[str, str], node_name: str, all_nodes: bool,
@@ -75,7 +75,7 @@ class NodeView:
 
 def gather_pools(node_name: str, labels: Mapping[str, str], slices: Iterable[Slice],
                  pool_slices: Mapping[tuple[str, str], Iterable[Slice]],
-                 features: Features) -> NodeView:
+                 features: AllocatorFeatures) -> NodeView:
     """The node's view of `slices` (its own plus those without a node name); `pool_slices`
     holds every slice of each pool, for the completeness check of multi-node pools."""
     by_pool: dict[tuple[str, str], list[Slice]] = {}
@@ -148,7 +148,7 @@ def _matches(node_name: str, labels: Mapping[str, str], want_name: str, all_node
 
 
 def _build(driver: str, name: str, mine: list[Slice], others: Iterable[Slice],
-           features: Features) -> Pool:
+           features: AllocatorFeatures) -> Pool:
     """Same as upstream's buildPool, including which slices its validation looks at."""
     pool = Pool(driver, name)
     counter_slices: list[Slice] = []

@@ -8,7 +8,7 @@ from typing import Any
 
 from .claims import ClaimPlan
 from .errors import AllocationError
-from .search import Choice, RequestData
+from .search import DeviceChoice, RequestData
 
 Obj = Mapping[str, Any]
 CLASS = "FromClass"
@@ -16,7 +16,8 @@ CLAIM = "FromClaim"
 
 
 def allocation_result(plan: ClaimPlan, data: list[list[RequestData]], selected: list[int],
-                      chosen: list[Choice], node_name: str, *, binding: bool) -> dict[str, Any]:
+                      chosen: list[DeviceChoice], node_name: str, *, binding: bool
+                      ) -> dict[str, Any]:
     """One claim's result (no allocationTimestamp: the scheduler adds it when it writes)."""
     results = [_device_result(c, binding) for c in chosen]
     devices: dict[str, Any] = {"results": results}
@@ -30,7 +31,7 @@ def allocation_result(plan: ClaimPlan, data: list[list[RequestData]], selected: 
     return out
 
 
-def _device_result(choice: Choice, binding: bool) -> dict[str, Any]:
+def _device_result(choice: DeviceChoice, binding: bool) -> dict[str, Any]:
     req, device = choice.data.req, choice.device
     r: dict[str, Any] = {"request": req.full_name, "driver": device.driver,
                          "pool": device.pool, "device": device.name}
@@ -106,7 +107,8 @@ def local_node_selector(node_name: str) -> dict[str, Any]:
         {"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}
 
 
-def _node_selector(plan: ClaimPlan, chosen: list[Choice], node_name: str) -> dict[str, Any] | None:
+def _node_selector(plan: ClaimPlan, chosen: list[DeviceChoice], node_name: str
+                   ) -> dict[str, Any] | None:
     """Same as upstream's createNodeSelector: any node-local device (or one that binds to its
     node) pins the claim to the node; otherwise the selectors of the slices (or devices) are
     merged into one term, and devices available everywhere add nothing."""

@@ -18,12 +18,12 @@ import scheduler.allocator.diagnostics as why
 from fakeapi.kube.taints import untolerated
 
 from .claims import ClaimPlan, Request
-from .constraints import Constraint
+from .constraints import AttributeConstraint
 from .devices import Attribute, Device
 from .diagnostics import Diagnostics
 from .errors import AllocationError, AllocationTimeout
-from .features import Features
-from .inventory import DeviceClass
+from .features import AllocatorFeatures
+from .inventory import CompiledClass
 from .pools import NodeView, Pool
 from .quantity import Quantity
 from .selectors import Expression, derived, matches_all, peek_all
@@ -45,7 +45,7 @@ class RequestData:
     __slots__ = ("req", "cls", "class_selectors", "num_devices", "all_devices", "base", "sub",
                  "derived")
 
-    def __init__(self, req: Request, cls: DeviceClass) -> None:
+    def __init__(self, req: Request, cls: CompiledClass) -> None:
         self.req = req
         self.cls = cls
         self.class_selectors: tuple[Expression, ...] = cls.selectors
@@ -56,12 +56,12 @@ class RequestData:
         self.derived = req.derived
 
 
-class Choice:
+class DeviceChoice:
     """One device chosen for one request slot."""
 
     __slots__ = ("data", "device", "share_id", "consumed")
 
-    def __init__(self, data: RequestData, device: Device, share_id: str | None,
+    def __init__(self, *, data: RequestData, device: Device, share_id: str | None,
                  consumed: dict[str, Quantity] | None) -> None:
         self.data = data
         self.device = device
@@ -73,7 +73,7 @@ class Search:
     """One allocation attempt of some claims on one node."""
 
     def __init__(self, *, plans: list[ClaimPlan], view: NodeView, state: AllocatedState,
-                 features: Features, new_share_id: Callable[[], str],
+                 features: AllocatorFeatures, new_share_id: Callable[[], str],
                  diagnostics: Diagnostics | None,
                  expired: Callable[[], bool] | None = None) -> None:
         self.plans = plans
@@ -95,8 +95,8 @@ class Search:
             self.in_use = {**state.dedicated, **state.shared}
         self.data: list[list[list[RequestData]]] = [[] for _ in plans]
         self.selected: list[list[int]] = [[0] * len(p.requests) for p in plans]
-        self.constraints: list[list[Constraint]] = [[] for _ in plans]
-        self.chosen: list[list[Choice]] = [[] for _ in plans]
+        self.constraints: list[list[AttributeConstraint]] = [[] for _ in plans]
+        self.chosen: list[list[DeviceChoice]] = [[] for _ in plans]
         self.allocating: dict[str, set[int]] = {}
         self.allocating_capacity: dict[str, dict[str, Fraction]] = {}
         self.consumed_counters: dict[str, dict[str, dict[str, Fraction]]] = {}
@@ -299,7 +299,8 @@ class Search:
                     total[name] = total.get(name, 0) + amount.value
                 consumed = amounts or None
         chosen = self.chosen[ci]
-        chosen.append(Choice(data, device, share_id, consumed))
+        chosen.append(DeviceChoice(data=data, device=device, share_id=share_id,
+                                   consumed=consumed))
 
         def undo() -> None:
             for constraint in constraints:

@@ -135,9 +135,9 @@ def test_node_selector(selector: Obj | None, labels: dict[str, str], want: bool)
     assert selector_matches(selector, node(labels=labels)) is want
 
 
-R_CPU = Rejection("NodeResourcesFit", ("Insufficient cpu",), resolvable=True)
-R_TAINT = Rejection("TaintToleration", ("node(s) had untolerated taint {a: }",))
-R_DRA = Rejection("DynamicResources", ("cannot allocate all claims",))
+R_CPU = Rejection(plugin="NodeResourcesFit", reasons=("Insufficient cpu",), resolvable=True)
+R_TAINT = Rejection(plugin="TaintToleration", reasons=("node(s) had untolerated taint {a: }",))
+R_DRA = Rejection(plugin="DynamicResources", reasons=("cannot allocate all claims",))
 
 
 @pytest.mark.parametrize(("kwargs", "want"), [

@@ -13,6 +13,7 @@ from fakeapi.client import Client
 from fakeapi.controlplane import ControlPlane
 from fakeapi.machinery.clock import VirtualClock
 from fakeapi.machinery.errors import ApiError
+from scheduler.cycle import SchedulingCycle
 from scheduler.scheduler import Scheduler
 from tests.controllers.harness import running_plane
 
@@ -471,14 +472,14 @@ async def _placements(scan_cached: bool, monkeypatch: pytest.MonkeyPatch) -> dic
     tainted, in batches (so verdicts are reused and dropped between cycles)."""
     monkeypatch.setattr(Scheduler, "scan_cached", scan_cached)
     scans = 0
-    real = Scheduler._scan_cached
+    real = SchedulingCycle.scan_cached
 
-    def counted(self: Scheduler, *args: Any) -> Any:
+    def counted(self: SchedulingCycle, *args: Any) -> Any:
         nonlocal scans
         scans += 1
         return real(self, *args)
 
-    monkeypatch.setattr(Scheduler, "_scan_cached", counted)
+    monkeypatch.setattr(SchedulingCycle, "scan_cached", counted)
     async with running_plane("scheduler", seed=5) as plane:
         admin = plane.cluster.client("test")
         await admin.create("deviceclasses.resource.k8s.io", device_class())

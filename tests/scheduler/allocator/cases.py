@@ -39,7 +39,7 @@ from typing import Any
 import yaml
 
 from fakeapi.machinery.quantity import parse_quantity
-from scheduler.allocator import Features
+from scheduler.allocator import AllocatorFeatures
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "allocator"
 NAMESPACE = "default"
@@ -56,7 +56,7 @@ class Case:
     name: str
     source: str
     e2e: bool
-    features: Features
+    features: AllocatorFeatures
     node: Obj
     classes: list[Obj]
     slices: list[Obj]
@@ -108,7 +108,7 @@ def _case(raw: Mapping[str, Any], source: str) -> Case:
     outcomes = [k for k in ("expect", "unsatisfiable", "error") if k in raw]
     if len(outcomes) != 1:
         raise ValueError(f"{source}:{name}: give exactly one of expect, unsatisfiable, error")
-    features = Features(**(raw.get("features") or {}))
+    features = AllocatorFeatures(**(raw.get("features") or {}))
     if raw.get("e2e") and raw.get("features"):
         raise ValueError(f"{source}:{name}: e2e cases run with the default features")
     node = _node(raw.get("node", "node-1"))

@@ -11,8 +11,8 @@ from fakeapi import cel
 from fakeapi.machinery.features import FeatureGates
 from scheduler.allocator import (
     AllocatedState,
+    AllocatorFeatures,
     ClaimUnschedulable,
-    Features,
     Inventory,
     allocate,
 )
@@ -213,7 +213,7 @@ def test_in_flight_allocations_keep_two_pods_apart(inv: Inventory) -> None:
 ])
 def test_features_from_gates(overrides: dict[str, bool], changed: dict[str, bool]) -> None:
     """Same mapping as upstream's AllocatorFeatures(); the defaults are 1.37's."""
-    assert Features.from_gates(FeatureGates(overrides)) == Features(**changed)
+    assert AllocatorFeatures.from_gates(FeatureGates(overrides)) == AllocatorFeatures(**changed)
 
 
 def test_a_nodes_slice_change_keeps_other_nodes_views() -> None:

@@ -11,8 +11,8 @@ from scheduler.allocator import (
     CAUSES,
     AllocatedState,
     AllocationTimeout,
+    AllocatorFeatures,
     Diagnostics,
-    Features,
     Inventory,
     NodeSelector,
     NodeSelectorError,
@@ -77,7 +77,7 @@ def test_dra_extended_resource_names(name: str, dra: bool) -> None:
     assert is_dra_extended_resource_name(name) is dra
 
 
-def gpu_inventory(features: Features | None = None) -> Inventory:
+def gpu_inventory(features: AllocatorFeatures | None = None) -> Inventory:
     inv = Inventory(features=features)
     inv.set_class({"metadata": {"name": "gpu"}, "spec": {
         "extendedResourceName": "example.com/gpu",
@@ -139,7 +139,7 @@ def test_no_extended_resource_claim() -> None:
     assert extended_resource_claim(pod([], [gpus("app", 0)]), inv) is None
     node = {"metadata": {"name": "n"}, "status": {"allocatable": {"example.com/gpu": "8"}}}
     assert extended_resource_claim(pod([], [gpus("app", 1)]), inv, node=node) is None
-    off = gpu_inventory(Features(extended_resource=False))
+    off = gpu_inventory(AllocatorFeatures(extended_resource=False))
     assert extended_resource_claim(pod([], [gpus("app", 1)]), off) is None
 
 
