@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import datetime
 import functools
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,6 +25,8 @@ import orjson
 
 from fakeapi.machinery.decode import go_quote, json_kind
 from fakeapi.machinery.errors import ApiError, bad_request
+from fakeapi.machinery.quantity import FORMAT_WRONG
+from fakeapi.machinery.quantity import quantity_error as _quantity_grammar_error
 from fakeapi.schema.schemas import Schema, get_schemas, types_of
 
 MODES = ("Strict", "Warn", "Ignore")
@@ -187,47 +188,10 @@ def _number_text(v: Any) -> str:
     return str(v)
 
 
-_QUANTITY_FORMAT = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
-_QUANTITY_WRONG = f"quantities must match the regular expression '{_QUANTITY_FORMAT}'"
-_QUANTITY_SUFFIX = "unable to parse quantity's suffix"
-_QUANTITY_SUFFIXES = frozenset(
-    ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m", "k", "M", "G", "T", "P", "E"])
-_SUFFIX_CHARS = frozenset("eEinumkKMGTP")
-_DIGITS = frozenset("0123456789")
-_EXPONENT_RE = re.compile(r"[eE][-+]?[0-9]+")
-
-
 def quantity_error(text: str) -> str | None:
-    """Why upstream ParseQuantity rejects `text` (None when it parses).
-
-    Mirrors upstream's hand-written scanner: sign, digits, optional `.digits`, then a suffix
-    made of `eEinumkKMGTP` letters, an optional sign and digits; anything after that is a
-    format error, and a suffix that is neither SI, binary nor `e<int>` is a suffix error.
-    """
-    s = text.strip()
-    if not s:
-        return _QUANTITY_WRONG
-    n = len(s)
-    pos = 1 if s[0] in "+-" else 0
-    while pos < n and s[pos] in _DIGITS:
-        pos += 1
-    if pos < n and s[pos] == ".":
-        pos += 1
-        while pos < n and s[pos] in _DIGITS:
-            pos += 1
-    suffix_start = pos
-    while pos < n and s[pos] in _SUFFIX_CHARS:
-        pos += 1
-    if pos < n and s[pos] in "+-":
-        pos += 1
-    while pos < n and s[pos] in _DIGITS:
-        pos += 1
-    if pos < n:
-        return _QUANTITY_WRONG
-    suffix = s[suffix_start:]
-    if suffix in _QUANTITY_SUFFIXES or _EXPONENT_RE.fullmatch(suffix):
-        return None
-    return _QUANTITY_SUFFIX
+    """Why upstream's JSON decoding of a Quantity rejects `text` (None when it parses): the
+    surrounding whitespace trimmed (UnmarshalJSON), then ParseQuantity's grammar."""
+    return _quantity_grammar_error(text.strip())
 
 
 _DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
@@ -522,7 +486,7 @@ class _Checker:
         elif cls is int or cls is float:
             err = quantity_error(_number_text(v))
         else:
-            err = _QUANTITY_WRONG
+            err = FORMAT_WRONG
         if err is not None:
             raise _Fatal(err)
         return v
