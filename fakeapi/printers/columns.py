@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from fakeapi.machinery.timestamps import parse_time_or_none, rfc3339
+
 Cell = str | int | bool | None
 """A Table cell as it goes on the wire (kubectl prints None as an empty cell)."""
 
@@ -65,20 +67,9 @@ def _trunc_div(a: int, b: int) -> int:
     return q if a >= 0 else -q
 
 
-def parse_time(value: object) -> datetime | None:
-    """Parse an RFC 3339 (Micro)Time from the wire; None when absent or malformed."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        ts = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return ts if ts.tzinfo else ts.replace(tzinfo=UTC)
-
-
 def since(value: object, now: datetime) -> str:
     """Age of a wire timestamp at `now`, or "<unknown>" for a missing one (upstream's zero)."""
-    ts = parse_time(value)
+    ts = parse_time_or_none(value)
     return "<unknown>" if ts is None else elapsed(ts, now)
 
 
@@ -93,10 +84,8 @@ def elapsed(ts: datetime, now: datetime) -> str:
 
 def _rfc3339(value: object) -> str:
     """A timestamp re-rendered in UTC RFC 3339 at second precision (Go's zero time if unset)."""
-    ts = parse_time(value)
-    if ts is None:
-        return "0001-01-01T00:00:00Z"
-    return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    ts = parse_time_or_none(value)
+    return "0001-01-01T00:00:00Z" if ts is None else rfc3339(ts)
 
 
 # --- column specs -----------------------------------------------------------------------------
@@ -270,7 +259,7 @@ class PodSummary:
 
 
 def _finished_at(container_status: dict[str, Any]) -> datetime | None:
-    return parse_time(get_path(container_status, "lastState.terminated.finishedAt"))
+    return parse_time_or_none(get_path(container_status, "lastState.terminated.finishedAt"))
 
 
 def _later(a: datetime | None, b: datetime | None) -> datetime | None:

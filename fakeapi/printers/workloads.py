@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from fakeapi.machinery.timestamps import parse_time_or_none
 from fakeapi.printers.columns import (
     AGE,
     CREATED_AT,
@@ -21,7 +22,6 @@ from fakeapi.printers.columns import (
     _list,
     col,
     get_path,
-    parse_time,
     wide,
 )
 from fakeapi.printers.columns import human_duration as _human
@@ -198,10 +198,10 @@ def _completions(job: Obj, _: RowContext) -> Cell:
 
 
 def _duration(job: Obj, ctx: RowContext) -> Cell:
-    start = parse_time(get_path(job, "status.startTime"))
+    start = parse_time_or_none(get_path(job, "status.startTime"))
     if start is None:
         return ""
-    end = parse_time(get_path(job, "status.completionTime"))
+    end = parse_time_or_none(get_path(job, "status.completionTime"))
     now = ctx.now if ctx.now.tzinfo else ctx.now.replace(tzinfo=start.tzinfo)
     return _human((end or now) - start)
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from fakeapi.auth.rbac import selector_matches
-from fakeapi.machinery.clock import rfc3339
 from fakeapi.machinery.errors import ApiError, Cause, bad_request, field_required, forbidden
+from fakeapi.machinery.timestamps import rfc3339
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.strategy import (
     ActionStrategy,

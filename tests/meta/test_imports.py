@@ -151,11 +151,8 @@ def test_no_import_cycles() -> None:
 
 KNOWN = {
     # the value layer's one time module and one selector matcher replace these (issue 15)
-    "controllers.cronjob -> fakeapi.printers.columns (component may not import printers)",
     "controllers.daemonset -> fakeapi.auth.rbac (component may not import auth)",
     "controllers.disruption -> fakeapi.auth.rbac (component may not import auth)",
-    "controllers.disruption -> fakeapi.printers.columns (component may not import printers)",
-    "controllers.job -> fakeapi.printers.columns (component may not import printers)",
     "controllers.replicaset -> fakeapi.auth.rbac (component may not import auth)",
 }
 
