@@ -9,7 +9,7 @@ from typing import Any
 
 from controllers.deployment import resolve
 from controllers.owners import is_active, is_ready
-from fakeapi.auth.rbac import selector_matches
+from fakeapi.machinery.selectors import label_selector_matches
 from fakeapi.machinery.timestamps import parse_time_or_none, rfc3339
 from fakeapi.runtime.component import ComponentContext, Controller
 
@@ -41,7 +41,7 @@ class DisruptionController(Controller[str]):
         spec = budget.get("spec") or {}
         selector = spec.get("selector")
         pods = [p for p in self.pods.cache.list(namespace) if is_active(p) and selector
-                is not None and selector_matches(selector, p["metadata"].get("labels") or {})]
+                is not None and label_selector_matches(selector, p["metadata"].get("labels") or {})]
         now = self.clock.now()
         disrupted = {pod: when for pod, when in ((budget.get("status") or {}).get(
             "disruptedPods") or {}).items()

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from fakeapi.auth.authn import MASTERS, UserInfo, service_account_username
+from fakeapi.machinery.selectors import label_selector_matches
 
 Obj = dict[str, Any]
 
@@ -146,37 +147,6 @@ def non_resource_url_matches(rule: Rule, path: str) -> bool:
         if url.endswith("*") and path.startswith(url[:-1]):
             return True
     return False
-
-
-# --- label selectors of aggregation rules ----------------------------------------------
-
-
-def selector_matches(selector: Any, labels: Mapping[str, str]) -> bool:
-    """A metav1.LabelSelector (matchLabels + matchExpressions) against labels.
-
-    An empty selector matches everything; a malformed one matches nothing.
-    """
-    if not isinstance(selector, dict):
-        return False
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    for expr in selector.get("matchExpressions") or []:
-        if not isinstance(expr, dict):
-            return False
-        key, op = str(expr.get("key", "")), expr.get("operator")
-        values = expr.get("values") or []
-        if op == "In" and labels.get(key) not in values:
-            return False
-        if op == "NotIn" and key in labels and labels[key] in values:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
-            return False
-        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
-            return False
-    return True
 
 
 # --- the policy index -------------------------------------------------------------------
@@ -394,7 +364,8 @@ def _resolve_aggregation(objects: list[Obj]) -> dict[str, tuple[Rule, ...]]:
         selectors = agg.get("clusterRoleSelectors") or []
         rules: list[Rule] = []
         for other in sorted(by_name):
-            if other == name or not any(selector_matches(s, labels[other]) for s in selectors):
+            if other == name or not any(label_selector_matches(s, labels[other])
+                                        for s in selectors):
                 continue
             for rule in resolve(other, visiting | {name}):
                 if rule not in rules:

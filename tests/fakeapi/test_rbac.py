@@ -18,6 +18,7 @@ from fakeapi.http.server import create_app
 from fakeapi.machinery.clock import RealClock
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.features import FeatureGates
+from fakeapi.machinery.selectors import label_selector_matches
 from fakeapi.machinery.watchtypes import ADDED, DELETED, MODIFIED
 from fakeapi.registry import reviews
 from fakeapi.registry.context import RequestContext
@@ -121,7 +122,7 @@ SELECTORS = [
 
 @pytest.mark.parametrize(("selector", "labels", "match"), SELECTORS)
 def test_aggregation_selectors(selector: Any, labels: dict, match: bool) -> None:
-    assert rbac.selector_matches(selector, labels) is match
+    assert label_selector_matches(selector, labels) is match
 
 
 # --- bindings ---------------------------------------------------------------------------
