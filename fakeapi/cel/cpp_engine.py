@@ -231,7 +231,7 @@ def _parser() -> Any:
 # ----- compile -----------------------------------------------------------------------------
 
 
-class _Compiled:
+class _CppProgram:
     """The engine's expression and the activation variables it reads."""
 
     def __init__(self, expr: Any, variables: tuple[str, ...]) -> None:
@@ -272,7 +272,7 @@ def compile_program(expression: str, purpose: str, features: Features) -> Progra
     ast.source = expression  # the user's text, not the rewritten one
     return analysis.finish(ast, purpose=purpose, features=features,
                            output_type=_rename(_type_name(expr.return_type().name())),
-                           handle=_Compiled(expr, _variables(ast)), engine=NAME)
+                           handle=_CppProgram(expr, _variables(ast)), engine=NAME)
 
 
 _RESERVED = frozenset(f"device_{f}" for f in _DEVICE_VARS)
@@ -370,7 +370,7 @@ def _prepared(device: DeviceInput) -> dict[str, Any]:
 
 def evaluate(program: Program, device: DeviceInput) -> Any:
     """Evaluate for one device; the result with the value types of `fakeapi.cel.values`."""
-    compiled: _Compiled = program._expr
+    compiled: _CppProgram = program._expr
     data = _prepared(device)
     missing = [d for d in program.domains if d not in data["attributes"]
                or d not in data["capacity"]]
