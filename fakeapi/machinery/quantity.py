@@ -45,6 +45,7 @@ _DECIMAL_SUFFIXES = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 1
 _NANO = 10**9
 
 
+@functools.lru_cache(maxsize=4096)
 def quantity_error(text: str) -> str | None:
     """Why upstream's ParseQuantity rejects `text` (its message), or None when it parses."""
     m = _SCAN.fullmatch(text) if text else None
