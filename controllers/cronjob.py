@@ -9,9 +9,8 @@ import datetime as dt
 from typing import Any
 
 from controllers.owners import controller_uid_index, owner_key, reference_to
-from fakeapi.machinery.clock import rfc3339
 from fakeapi.machinery.errors import ApiError
-from fakeapi.printers.columns import parse_time
+from fakeapi.machinery.timestamps import parse_time_or_none, rfc3339
 from fakeapi.runtime.component import ComponentContext, Controller
 
 Obj = dict[str, Any]
@@ -124,7 +123,7 @@ class CronJobController(Controller[str]):
         now = self.clock.now()
         if now.tzinfo is None:
             now = now.replace(tzinfo=dt.UTC)
-        last = parse_time(status.get("lastScheduleTime")) or parse_time(
+        last = parse_time_or_none(status.get("lastScheduleTime")) or parse_time_or_none(
             cron["metadata"].get("creationTimestamp")) or now
         due = schedule.next_after(last)
         if due is not None and due <= now and not spec.get("suspend"):
@@ -143,7 +142,7 @@ class CronJobController(Controller[str]):
         finished = [j for j in jobs if _finished(j)]
         await self._trim(finished, "Complete", int(spec.get("successfulJobsHistoryLimit", 3)))
         await self._trim(finished, "Failed", int(spec.get("failedJobsHistoryLimit", 1)))
-        done = [parse_time((j.get("status") or {}).get("completionTime")) for j in finished
+        done = [parse_time_or_none((j.get("status") or {}).get("completionTime")) for j in finished
                 if _finished(j) == "Complete"]
         if any(done):
             status["lastSuccessfulTime"] = rfc3339(max(t for t in done if t))

@@ -14,8 +14,8 @@ from controllers.owners import (
     is_ready,
     pod_from_template,
 )
-from fakeapi.auth.rbac import selector_matches
 from fakeapi.kube.taints import untolerated
+from fakeapi.machinery.selectors import label_selector_matches
 from fakeapi.runtime.component import ComponentContext
 
 Obj = dict[str, Any]
@@ -82,7 +82,7 @@ class DaemonSetController(PodOwnerController):
     def _eligible(self, ds: Obj, node: Obj) -> bool:
         spec = ((ds.get("spec") or {}).get("template") or {}).get("spec") or {}
         labels = node["metadata"].get("labels") or {}
-        if not selector_matches({"matchLabels": spec.get("nodeSelector") or {}}, labels):
+        if not label_selector_matches({"matchLabels": spec.get("nodeSelector") or {}}, labels):
             return False
         tolerations = [*(spec.get("tolerations") or []), *DAEMON_TOLERATIONS]
         return untolerated((node.get("spec") or {}).get("taints") or [], tolerations) is None

@@ -12,8 +12,8 @@ from typing import Any
 import orjson
 
 from controllers.owners import controller_uid_index, owner_key, reference_to
-from fakeapi.machinery.clock import rfc3339
 from fakeapi.machinery.errors import ApiError
+from fakeapi.machinery.timestamps import rfc3339
 from fakeapi.runtime.component import ComponentContext, Controller
 
 Obj = dict[str, Any]

@@ -24,8 +24,8 @@ from typing import Any
 import fakeapi.kube.resourceclaim as pc
 from controllers.devicetaints import rule_selects, rule_taint
 from fakeapi.kube import taints
-from fakeapi.machinery.clock import parse_time, rfc3339
 from fakeapi.machinery.errors import ApiError
+from fakeapi.machinery.timestamps import parse_time, rfc3339
 from fakeapi.runtime.component import ComponentContext, Controller
 from fakeapi.runtime.events import NORMAL, EventRecorder, object_reference
 from fakeapi.runtime.informer import Informer

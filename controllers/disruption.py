@@ -9,9 +9,8 @@ from typing import Any
 
 from controllers.deployment import resolve
 from controllers.owners import is_active, is_ready
-from fakeapi.auth.rbac import selector_matches
-from fakeapi.machinery.clock import rfc3339
-from fakeapi.printers.columns import parse_time
+from fakeapi.machinery.selectors import label_selector_matches
+from fakeapi.machinery.timestamps import parse_time_or_none, rfc3339
 from fakeapi.runtime.component import ComponentContext, Controller
 
 Obj = dict[str, Any]
@@ -42,11 +41,11 @@ class DisruptionController(Controller[str]):
         spec = budget.get("spec") or {}
         selector = spec.get("selector")
         pods = [p for p in self.pods.cache.list(namespace) if is_active(p) and selector
-                is not None and selector_matches(selector, p["metadata"].get("labels") or {})]
+                is not None and label_selector_matches(selector, p["metadata"].get("labels") or {})]
         now = self.clock.now()
         disrupted = {pod: when for pod, when in ((budget.get("status") or {}).get(
             "disruptedPods") or {}).items()
-            if (parse_time(when) or now) + DISRUPTED_TIMEOUT > now
+            if (parse_time_or_none(when) or now) + DISRUPTED_TIMEOUT > now
             and any(p["metadata"]["name"] == pod for p in pods)}
         healthy = sum(1 for p in pods if is_ready(p) and p["metadata"]["name"] not in disrupted)
         expected = len(pods)

@@ -15,8 +15,7 @@ from controllers.owners import (
     is_ready,
     pod_from_template,
 )
-from fakeapi.machinery.clock import rfc3339
-from fakeapi.printers.columns import parse_time
+from fakeapi.machinery.timestamps import parse_time_or_none, rfc3339
 from fakeapi.runtime.component import ComponentContext
 
 Obj = dict[str, Any]
@@ -73,7 +72,7 @@ class JobController(PodOwnerController):
                            _condition("Failed", "BackoffLimitExceeded",
                                       "Job has reached the specified backoff limit", stamp)]
         elif spec.get("activeDeadlineSeconds") is not None and status.get("startTime") and (
-                now - (parse_time(status["startTime"]) or now)
+                now - (parse_time_or_none(status["startTime"]) or now)
                 >= dt.timedelta(seconds=int(spec["activeDeadlineSeconds"]))):
             finished = "Failed"
             conditions += [_condition("FailureTarget", "DeadlineExceeded",

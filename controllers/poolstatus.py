@@ -23,13 +23,12 @@ and the seed `dra-observability`:
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from typing import Any
 
 from controllers.devicetaints import blocked
-from fakeapi.machinery.quantity import parse_quantity
+from fakeapi.machinery.quantity import Quantity, parse, parse_quantity
 
 Obj = dict[str, Any]
 DEFAULT_LIMIT = 100
@@ -43,9 +42,8 @@ PARTITION_MISSING = "PartitionTypeMissing"
 PARTITION_COST = "PartitionCostMismatch"
 PARTITION_OVER_CAP = "PartitionSummaryOverCap"
 SHAREABLE_OVER_CAP = "ShareableSummaryOverCap"
-_BINARY = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
-_DECIMAL = ((18, "E"), (15, "P"), (12, "T"), (9, "G"), (6, "M"), (3, "k"), (0, ""),
-            (-3, "m"), (-6, "u"), (-9, "n"))
+_ZERO = Quantity(0)
+"""Where a sum starts: upstream's zero Quantity, which takes the format of what is added."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,50 +62,6 @@ class _Pool:
     name: str
     generation: int
     slices: list[Obj] = dataclasses.field(default_factory=list)
-
-
-class Amount:
-    """A sum of quantities that keeps the format of its first term, as upstream's
-    Quantity.Add (so 10Gi + 20Gi prints 30Gi)."""
-
-    def __init__(self) -> None:
-        self.value = Fraction(0)
-        self.binary: bool | None = None
-
-    def add(self, text: str) -> None:
-        """Add one quantity string."""
-        if self.binary is None:
-            self.binary = text.rstrip("0123456789").endswith("i")
-        self.value += parse_quantity(text)
-
-    def minus(self, other: Amount) -> Amount:
-        """Self minus other, clamped at zero, in self's format."""
-        out = Amount()
-        out.binary = self.binary
-        out.value = max(Fraction(0), self.value - other.value)
-        return out
-
-    def __str__(self) -> str:
-        return format_quantity(self.value, binary=bool(self.binary))
-
-
-def format_quantity(value: Fraction, *, binary: bool) -> str:
-    """Upstream's canonical spelling: the largest binary (Ki..Ei) or decimal (n..E) suffix
-    that leaves an integer mantissa; binary only for whole values of at least 1024."""
-    if value == 0:
-        return "0"
-    sign, magnitude = ("-" if value < 0 else ""), abs(value)
-    if binary and magnitude.denominator == 1 and magnitude >= 1024:
-        mantissa, exponent = magnitude.numerator, 0
-        while mantissa % 1024 == 0 and exponent < len(_BINARY) - 1:
-            mantissa //= 1024
-            exponent += 1
-        return f"{sign}{mantissa}{_BINARY[exponent]}"
-    for exponent, suffix in _DECIMAL:
-        scaled = magnitude / Fraction(10) ** exponent
-        if scaled.denominator == 1:
-            return f"{sign}{scaled.numerator}{suffix}"
-    return f"{sign}{math.ceil(magnitude * 10**9)}n"  # upstream rounds up to nanos
 
 
 def compute(inputs: Inputs) -> Obj:
@@ -277,31 +231,30 @@ def _shareable_summary(devices: list[tuple[Obj, Obj]], in_use: set[str], results
     shareable = [d for _, d in devices if d.get("allowMultipleAllocations")]
     if not shareable:
         return None
-    totals: dict[str, Amount] = {}
+    totals: dict[str, Quantity] = {}
     for device in shareable:
         for name, capacity in (device.get("capacity") or {}).items():
-            totals.setdefault(name, Amount()).add(capacity["value"])
+            totals[name] = totals.get(name, _ZERO).add(parse(capacity["value"]))
     if len(totals) > SUMMARY_MAX:
         errors.append((SHAREABLE_OVER_CAP, f"{len(totals)} capacities, at most {SUMMARY_MAX}"))
         return None
-    consumed: dict[str, Amount] = {}
+    consumed: dict[str, Quantity] = {}
     for result in results:
         for name, value in (result.get("consumedCapacity") or {}).items():
             if name in totals:
-                consumed.setdefault(name, Amount()).add(value)
+                consumed[name] = consumed.get(name, _ZERO).add(parse(value))
     used = sum(1 for d in shareable if d.get("name") in in_use)
     summary: Obj = {"fullyAvailableDevices": len(shareable) - used,
                     "partiallyAvailableDevices": used}
     if totals:
         summary["capacity"] = [
-            {"name": name, "total": str(total),
-             "consumed": str(consumed.get(name) or _zero_like(total)),
-             "available": str(total.minus(consumed.get(name) or Amount()))}
+            {"name": name, "total": str(total), "consumed": str(consumed.get(name, _ZERO)),
+             "available": str(_available(total, consumed.get(name, _ZERO)))}
             for name, total in sorted(totals.items())]
     return summary
 
 
-def _zero_like(amount: Amount) -> Amount:
-    zero = Amount()
-    zero.binary = amount.binary
-    return zero
+def _available(total: Quantity, consumed: Quantity) -> Quantity:
+    """Total minus consumed in the total's format, never negative."""
+    left = total.sub(consumed)
+    return left if left.value > 0 else _ZERO

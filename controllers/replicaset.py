@@ -13,7 +13,7 @@ from controllers.owners import (
     is_ready,
     pod_from_template,
 )
-from fakeapi.auth.rbac import selector_matches
+from fakeapi.machinery.selectors import label_selector_matches
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ class ReplicaSetController(PodOwnerController):
         ready = sum(1 for p in active if is_ready(p))
         status = {
             "replicas": len(active),
-            "fullyLabeledReplicas": sum(1 for p in active if selector_matches(
+            "fullyLabeledReplicas": sum(1 for p in active if label_selector_matches(
                 {"matchLabels": labels}, p["metadata"].get("labels") or {})),
             "readyReplicas": ready, "availableReplicas": ready,
             "observedGeneration": rs["metadata"].get("generation", 1),

@@ -27,8 +27,8 @@ import logging
 from typing import Any
 
 import fakeapi.kube.resourceclaim as pc
-from fakeapi.machinery.clock import rfc3339
 from fakeapi.machinery.errors import ApiError
+from fakeapi.machinery.timestamps import rfc3339
 from fakeapi.runtime.component import ComponentContext, Controller
 from fakeapi.runtime.events import WARNING, EventRecorder, object_reference
 from fakeapi.runtime.informer import Informer

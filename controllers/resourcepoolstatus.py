@@ -17,8 +17,8 @@ import logging
 from typing import Any
 
 import controllers.poolstatus as poolstatus
-from fakeapi.machinery.clock import parse_time, rfc3339
 from fakeapi.machinery.errors import ApiError
+from fakeapi.machinery.timestamps import parse_time, rfc3339
 from fakeapi.runtime.component import ComponentContext, Controller
 from fakeapi.runtime.informer import Informer
 from fakeapi.runtime.workqueue import Retry

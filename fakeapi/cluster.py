@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from fakeapi.auth import rbac
+from fakeapi.auth import bootstrap, rbac
 from fakeapi.auth.authn import (
     MASTERS,
     NODE_NAME_KEY,
@@ -147,9 +147,9 @@ class Cluster:
 
     def _seed_rbac(self) -> None:
         """The bootstrap ClusterRoles and ClusterRoleBindings (missing ones are recreated)."""
-        for resource, objects in ((rbac.CLUSTER_ROLES, rbac.bootstrap_cluster_roles()),
+        for resource, objects in ((rbac.CLUSTER_ROLES, bootstrap.bootstrap_cluster_roles()),
                                   (rbac.CLUSTER_ROLE_BINDINGS,
-                                   rbac.bootstrap_cluster_role_bindings())):
+                                   bootstrap.bootstrap_cluster_role_bindings())):
             kind = self.kinds.by_id(resource)
             assert kind is not None
             for obj in objects:
@@ -172,8 +172,8 @@ class Cluster:
 
     def component_client(self, name: str, *, node: str | None = None) -> Client:
         """The client of an emulator component: service account kube-system/NAME (its role is
-        in `rbac.COMPONENT_ROLES`), bound to `node` through the node-name extra if given."""
-        return self.client(service_account_username(rbac.COMPONENT_NAMESPACE, name),
+        in `bootstrap.COMPONENT_ROLES`), bound to `node` through the node-name extra if given."""
+        return self.client(service_account_username(bootstrap.COMPONENT_NAMESPACE, name),
                            extra={NODE_NAME_KEY: (node,)} if node else None)
 
     def health(self) -> list[tuple[str, bool, str]]:

@@ -30,8 +30,8 @@ import kubelet_emu.nodes as nodes
 import kubelet_emu.podresources as podresources
 import kubelet_emu.slices as slices
 import kubelet_emu.streams as streams
-from fakeapi.machinery.clock import parse_time, rfc3339, rfc3339_micro
 from fakeapi.machinery.errors import ApiError
+from fakeapi.machinery.timestamps import parse_time, rfc3339, rfc3339_micro
 from fakeapi.runtime.component import ComponentContext, Controller
 from fakeapi.runtime.informer import object_key
 from kubelet_emu.drivers import FakeDriver

@@ -21,8 +21,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from fakeapi.kube import taints
-from fakeapi.machinery.clock import parse_time, rfc3339
 from fakeapi.machinery.errors import ApiError
+from fakeapi.machinery.timestamps import parse_time, rfc3339
 from fakeapi.runtime.component import ComponentContext, Controller
 from fakeapi.runtime.informer import object_key
 from kubelet_emu.nodes import NODE_INDEX, pod_node

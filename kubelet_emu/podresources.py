@@ -110,68 +110,37 @@ def encode(message: str, msg: Msg) -> bytes:
     return bytes(out)
 
 
-def _read_varint(data: bytes, i: int) -> tuple[int, int]:
-    shift = value = 0
-    while True:
-        if i >= len(data):
-            raise ValueError("truncated varint")
-        byte = data[i]
-        i += 1
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return value, i
-        shift += 7
-
-
-def _signed(value: int) -> int:
-    return value - (1 << 64) if value >= 1 << 63 else value
-
-
 def decode(message: str, data: bytes) -> Msg:
-    """The dict of a `message` encoding (unknown fields skipped; absent ones left out)."""
+    """The dict of a `message` encoding (unknown fields skipped; absent ones left out);
+    ValueError, naming the message, for bytes that are not one."""
+    try:
+        return _decode(message, data)
+    except pw.WireError as e:
+        raise ValueError(f"malformed {message}: {e}") from None
+
+
+def _decode(message: str, data: bytes) -> Msg:
     fields = {f.number: f for f in MESSAGES[message]}
     out: Msg = {}
-    i = 0
-    while i < len(data):
-        key, i = _read_varint(data, i)
-        number, wire = key >> 3, key & 7
+    for number, wire, value in pw.read_fields(data, message):
         field = fields.get(number)
-        if wire == 0:
-            value, i = _read_varint(data, i)
-            if field is not None:
-                v = _signed(value) if field.type == "int64" else value
-                if field.repeated:
-                    out.setdefault(field.name, []).append(v)
-                else:
-                    out[field.name] = v
+        if field is None or wire == pw.FIXED64 or wire == pw.FIXED32:
             continue
-        if wire == 1 or wire == 5:
-            i += 8 if wire == 1 else 4
-            continue
-        if wire != 2:
-            raise ValueError(f"unsupported wire type {wire}")
-        length, i = _read_varint(data, i)
-        chunk, i = data[i:i + length], i + length
-        if field is None:
-            continue
-        if field.type in ("int64", "uint64"):
-            j, values = 0, []
-            while j < len(chunk):
-                v, j = _read_varint(chunk, j)
-                values.append(_signed(v) if field.type == "int64" else v)
-            out.setdefault(field.name, []).extend(values)
-        elif field.type == "string":
-            text = chunk.decode()
+        if wire == pw.VARINT:
+            v = pw.signed(value) if field.type == "int64" else value
             if field.repeated:
-                out.setdefault(field.name, []).append(text)
+                out.setdefault(field.name, []).append(v)
             else:
-                out[field.name] = text
+                out[field.name] = v
+        elif field.type in ("int64", "uint64"):
+            out.setdefault(field.name, []).extend(
+                pw.signed(v) if field.type == "int64" else v for v in pw.read_packed(value))
         else:
-            sub = decode(field.type, chunk)
+            item = value.decode() if field.type == "string" else _decode(field.type, value)
             if field.repeated:
-                out.setdefault(field.name, []).append(sub)
+                out.setdefault(field.name, []).append(item)
             else:
-                out[field.name] = sub
+                out[field.name] = item
     return out
 
 

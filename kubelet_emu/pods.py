@@ -29,8 +29,9 @@ from typing import Any, Protocol
 import kubelet_emu.cdi as cdi
 import kubelet_emu.logs as logs
 import kubelet_emu.shell as shell
-from fakeapi.machinery.clock import Clock, parse_time, rfc3339
+from fakeapi.machinery.clock import Clock
 from fakeapi.machinery.errors import ApiError
+from fakeapi.machinery.timestamps import parse_time, rfc3339
 from fakeapi.runtime.workqueue import Retry, WorkQueue
 from kubelet_emu.node_state import NodeState
 from kubelet_emu.plugin import Claim, Device

@@ -19,8 +19,9 @@ from typing import Any
 
 import scheduler.nodeallocatable as nodealloc
 from fakeapi.client import Client
-from fakeapi.machinery.clock import Clock, rfc3339
+from fakeapi.machinery.clock import Clock
 from fakeapi.machinery.errors import ApiError
+from fakeapi.machinery.timestamps import rfc3339
 from fakeapi.runtime.events import NORMAL, WARNING, EventRecorder, object_reference
 from fakeapi.runtime.workqueue import Retry, WorkQueue
 from scheduler.cache import CLAIMS, SchedulerCache

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 from typing import Any
 
-from scheduler.allocator.quantity import Quantity, parse
+from fakeapi.machinery.quantity import Quantity, parse
 
 Obj = dict[str, Any]
 DeviceLookup = Callable[[str, str, str], Mapping[str, Any] | None]

@@ -23,8 +23,8 @@ from aiohttp import web
 
 import scheduler.explain as explanation
 import scheduler.nodeallocatable as nodealloc
-from fakeapi.machinery.clock import rfc3339
 from fakeapi.machinery.errors import ApiError, not_found
+from fakeapi.machinery.timestamps import rfc3339
 from fakeapi.machinery.watchtypes import DELETED
 from fakeapi.runtime.component import ComponentContext, Controller, Route
 from fakeapi.runtime.events import WARNING, EventRecorder, object_reference

@@ -25,7 +25,8 @@ from fakeapi.auth.authn import (
     service_account_groups,
     split_service_account,
 )
-from fakeapi.auth.rbac import Attributes, Authorizer, Decision, Rule, compact_string, uncovered
+from fakeapi.auth.rbac import Authorizer
+from fakeapi.auth.rules import Attributes, Decision, PolicyRule, compact_string, uncovered
 from fakeapi.machinery.errors import ApiError, Cause
 from fakeapi.machinery.gvk import ResourceType
 
@@ -369,7 +370,7 @@ def _escalation_error(kind: ResourceType, name: str, detail: str) -> ApiError:
                     name=name, group=kind.group, kind=kind.plural)
 
 
-def _not_held(user: UserInfo, missing: list[Rule], errors: list[str]) -> str:
+def _not_held(user: UserInfo, missing: list[PolicyRule], errors: list[str]) -> str:
     groups = "[" + " ".join(_q(g) for g in user.groups) + "]"
     lines = "\n".join(sorted(compact_string(r) for r in missing))
     msg = (f"user {_q(user.name)} (groups={groups}) is attempting to grant RBAC permissions "
@@ -402,7 +403,7 @@ def check_role_escalation(authorizer: Authorizer, user: UserInfo, kind: Resource
         raise _escalation_error(kind, name, "must have cluster-admin privileges to use "
                                 "the aggregationRule")
     _check_held(authorizer, user, kind, name, namespace,
-                [Rule.from_wire(r) for r in new.get("rules") or []])
+                [PolicyRule.from_wire(r) for r in new.get("rules") or []])
 
 
 def check_binding_escalation(authorizer: Authorizer, user: UserInfo, kind: ResourceType,
@@ -430,7 +431,7 @@ def check_binding_escalation(authorizer: Authorizer, user: UserInfo, kind: Resou
 
 
 def _check_held(authorizer: Authorizer, user: UserInfo, kind: ResourceType, name: str,
-                namespace: str, wanted: list[Rule]) -> None:
+                namespace: str, wanted: list[PolicyRule]) -> None:
     """The 403 when `user` doesn't hold every wanted rule in `namespace`."""
     owner = authorizer.rules_for(user, namespace)
     missing = uncovered(owner.rules, wanted)

@@ -1,5 +1,5 @@
-"""RBAC: the rule evaluator, the policy index over stored roles and bindings, and the
-bootstrap roles a fresh cluster starts with.
+"""RBAC: the policy index over stored roles and bindings, and the authorizer over it (the
+rule evaluator is `fakeapi.auth.rules`, the bootstrap roles `fakeapi.auth.bootstrap`).
 
 Semantics follow kube-apiserver's RBAC authorizer: a request is allowed when any rule of any
 role bound to the user allows it; ClusterRoleBindings apply everywhere, RoleBindings only in
@@ -13,13 +13,13 @@ rule means no.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
-import functools
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from fakeapi.auth.authn import MASTERS, UserInfo, service_account_username
+from fakeapi.auth.rules import ALLOWED, Attributes, Decision, PolicyRule
+from fakeapi.machinery.selectors import label_selector_matches
 
 Obj = dict[str, Any]
 
@@ -29,154 +29,6 @@ ROLES = f"roles.{GROUP}"
 CLUSTER_ROLE_BINDINGS = f"clusterrolebindings.{GROUP}"
 ROLE_BINDINGS = f"rolebindings.{GROUP}"
 RESOURCES = (CLUSTER_ROLES, ROLES, CLUSTER_ROLE_BINDINGS, ROLE_BINDINGS)
-ALL = "*"
-
-
-# --- attributes and decisions -----------------------------------------------------------
-
-
-class Attributes(NamedTuple):
-    """What a request asks to do (upstream's authorizer.Attributes); a tuple because one is
-    made for every request."""
-
-    user: UserInfo
-    verb: str
-    resource_request: bool = True
-    api_group: str = ""
-    api_version: str = ""
-    namespace: str = ""
-    resource: str = ""
-    subresource: str = ""
-    name: str = ""
-    path: str = ""
-
-
-@dataclasses.dataclass(frozen=True)
-class Decision:
-    """Allowed or not, with the authorizer's reason (empty for a plain "no")."""
-
-    allowed: bool
-    reason: str = ""
-
-
-ALLOWED = Decision(True)
-
-
-# --- rules ------------------------------------------------------------------------------
-
-
-def _strings(value: Any) -> tuple[str, ...]:
-    if not isinstance(value, list):
-        return ()
-    return tuple(v for v in value if isinstance(v, str))
-
-
-@dataclasses.dataclass(frozen=True)
-class Rule:
-    """One PolicyRule, compiled for matching."""
-
-    verbs: tuple[str, ...] = ()
-    api_groups: tuple[str, ...] = ()
-    resources: tuple[str, ...] = ()
-    resource_names: tuple[str, ...] = ()
-    non_resource_urls: tuple[str, ...] = ()
-
-    @classmethod
-    def from_wire(cls, rule: Any) -> Rule:
-        """Compile a PolicyRule dict (tolerating missing or malformed fields)."""
-        if not isinstance(rule, dict):
-            return cls()
-        return cls(verbs=_strings(rule.get("verbs")), api_groups=_strings(rule.get("apiGroups")),
-                   resources=_strings(rule.get("resources")),
-                   resource_names=_strings(rule.get("resourceNames")),
-                   non_resource_urls=_strings(rule.get("nonResourceURLs")))
-
-    def to_wire(self) -> Obj:
-        """The PolicyRule dict (empty lists left out, as upstream serializes them)."""
-        out: Obj = {"verbs": list(self.verbs)}
-        for key, value in (("apiGroups", self.api_groups), ("resources", self.resources),
-                           ("resourceNames", self.resource_names),
-                           ("nonResourceURLs", self.non_resource_urls)):
-            if value:
-                out[key] = list(value)
-        return out
-
-    def allows(self, a: Attributes) -> bool:
-        """Whether this rule allows the request."""
-        if not verb_matches(self, a.verb):
-            return False
-        if not a.resource_request:
-            return non_resource_url_matches(self, a.path)
-        combined = f"{a.resource}/{a.subresource}" if a.subresource else a.resource
-        return (api_group_matches(self, a.api_group)
-                and resource_matches(self, combined, a.subresource)
-                and resource_name_matches(self, a.name))
-
-
-def verb_matches(rule: Rule, verb: str) -> bool:
-    """`*` or the exact verb."""
-    return ALL in rule.verbs or verb in rule.verbs
-
-
-def api_group_matches(rule: Rule, group: str) -> bool:
-    """`*` or the exact group (`""` is the core group)."""
-    return ALL in rule.api_groups or group in rule.api_groups
-
-
-def resource_matches(rule: Rule, combined: str, subresource: str) -> bool:
-    """`*`, the exact `res` or `res/sub`, or `*/sub` for any resource's subresource `sub`."""
-    for r in rule.resources:
-        if r == ALL or r == combined:
-            return True
-        if subresource and r == f"*/{subresource}":
-            return True
-    return False
-
-
-def resource_name_matches(rule: Rule, name: str) -> bool:
-    """No resourceNames allows every name; otherwise the name must be listed."""
-    return not rule.resource_names or name in rule.resource_names
-
-
-def non_resource_url_matches(rule: Rule, path: str) -> bool:
-    """`*`, the exact path, or a prefix ending in `*`."""
-    for url in rule.non_resource_urls:
-        if url == ALL or url == path:
-            return True
-        if url.endswith("*") and path.startswith(url[:-1]):
-            return True
-    return False
-
-
-# --- label selectors of aggregation rules ----------------------------------------------
-
-
-def selector_matches(selector: Any, labels: Mapping[str, str]) -> bool:
-    """A metav1.LabelSelector (matchLabels + matchExpressions) against labels.
-
-    An empty selector matches everything; a malformed one matches nothing.
-    """
-    if not isinstance(selector, dict):
-        return False
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    for expr in selector.get("matchExpressions") or []:
-        if not isinstance(expr, dict):
-            return False
-        key, op = str(expr.get("key", "")), expr.get("operator")
-        values = expr.get("values") or []
-        if op == "In" and labels.get(key) not in values:
-            return False
-        if op == "NotIn" and key in labels and labels[key] in values:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
-            return False
-        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
-            return False
-    return True
 
 
 # --- the policy index -------------------------------------------------------------------
@@ -210,7 +62,7 @@ class Subject:
 
 
 @dataclasses.dataclass(frozen=True)
-class Binding:
+class RoleBinding:
     """A RoleBinding (namespace set) or ClusterRoleBinding (namespace empty)."""
 
     name: str
@@ -220,7 +72,7 @@ class Binding:
     subjects: tuple[Subject, ...]
 
     @classmethod
-    def from_wire(cls, obj: Obj) -> Binding:
+    def from_wire(cls, obj: Obj) -> RoleBinding:
         """Index a stored binding (tolerating malformed subjects)."""
         meta = obj.get("metadata") or {}
         ref = obj.get("roleRef") or {}
@@ -245,7 +97,7 @@ class Binding:
 class RulesResult:
     """Every rule that applies to a user in a namespace, and what could not be resolved."""
 
-    rules: list[Rule]
+    rules: list[PolicyRule]
     errors: list[str]
 
 
@@ -258,11 +110,11 @@ class _Scope(NamedTuple):
     """The bindings that apply to one user in one namespace, and whether any of their
     rules is limited to resourceNames (then a decision depends on the object name)."""
 
-    entries: tuple[tuple[Binding, Subject, tuple[Rule, ...] | None], ...]
+    entries: tuple[tuple[RoleBinding, Subject, tuple[PolicyRule, ...] | None], ...]
     named: bool
 
     @classmethod
-    def of(cls, entries: Iterable[tuple[Binding, Subject, tuple[Rule, ...] | None]]
+    def of(cls, entries: Iterable[tuple[RoleBinding, Subject, tuple[PolicyRule, ...] | None]]
            ) -> _Scope:
         """Index the applicable bindings."""
         found = tuple(entries)
@@ -280,24 +132,24 @@ class Policy:
     def __init__(self, *, cluster_roles: Iterable[Obj] = (), roles: Iterable[Obj] = (),
                  cluster_role_bindings: Iterable[Obj] = (),
                  role_bindings: Iterable[Obj] = ()) -> None:
-        self.cluster_roles = _resolve_aggregation(list(cluster_roles))
-        self.roles: dict[tuple[str, str], tuple[Rule, ...]] = {}
+        self.cluster_roles = resolve_aggregation(list(cluster_roles))
+        self.roles: dict[tuple[str, str], tuple[PolicyRule, ...]] = {}
         for obj in roles:
             meta = obj.get("metadata") or {}
             self.roles[(meta.get("namespace", ""), meta.get("name", ""))] = tuple(
-                Rule.from_wire(r) for r in obj.get("rules") or [])
-        self.cluster_bindings = sorted((Binding.from_wire(o) for o in cluster_role_bindings),
+                PolicyRule.from_wire(r) for r in obj.get("rules") or [])
+        self.cluster_bindings = sorted((RoleBinding.from_wire(o) for o in cluster_role_bindings),
                                        key=lambda b: b.name)
-        self.namespace_bindings: dict[str, list[Binding]] = {}
+        self.namespace_bindings: dict[str, list[RoleBinding]] = {}
         for obj in role_bindings:
-            b = Binding.from_wire(obj)
+            b = RoleBinding.from_wire(obj)
             self.namespace_bindings.setdefault(b.namespace, []).append(b)
         for bindings in self.namespace_bindings.values():
             bindings.sort(key=lambda b: b.name)
         self._decisions: dict[tuple[Any, ...], Decision] = {}
         self._scopes: dict[tuple[str, tuple[str, ...], str], _Scope] = {}
 
-    def role_rules(self, kind: str, name: str, namespace: str) -> tuple[Rule, ...] | None:
+    def role_rules(self, kind: str, name: str, namespace: str) -> tuple[PolicyRule, ...] | None:
         """Rules of a roleRef (a Role resolves in `namespace`); None when it doesn't exist."""
         if kind == "ClusterRole":
             return self.cluster_roles.get(name)
@@ -317,7 +169,7 @@ class Policy:
         return scope
 
     def _matching(self, user: UserInfo, namespace: str
-                  ) -> Iterator[tuple[Binding, Subject, tuple[Rule, ...] | None]]:
+                  ) -> Iterator[tuple[RoleBinding, Subject, tuple[PolicyRule, ...] | None]]:
         groups = [self.cluster_bindings]
         if namespace:
             groups.append(self.namespace_bindings.get(namespace, []))
@@ -376,25 +228,26 @@ def _aggregate(errors: Sequence[str]) -> str:
     return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
 
 
-def _resolve_aggregation(objects: list[Obj]) -> dict[str, tuple[Rule, ...]]:
+def resolve_aggregation(objects: list[Obj]) -> dict[str, tuple[PolicyRule, ...]]:
     """Rules per ClusterRole name; aggregated roles take the rules of every role they select
     (transitively, each rule once, roles in name order, as the aggregation controller does)."""
     by_name = {(o.get("metadata") or {}).get("name", ""): o for o in objects}
-    own = {name: tuple(Rule.from_wire(r) for r in o.get("rules") or [])
+    own = {name: tuple(PolicyRule.from_wire(r) for r in o.get("rules") or [])
            for name, o in by_name.items()}
     labels = {name: (o.get("metadata") or {}).get("labels") or {} for name, o in by_name.items()}
-    resolved: dict[str, tuple[Rule, ...]] = {}
+    resolved: dict[str, tuple[PolicyRule, ...]] = {}
 
-    def resolve(name: str, visiting: frozenset[str]) -> tuple[Rule, ...]:
+    def resolve(name: str, visiting: frozenset[str]) -> tuple[PolicyRule, ...]:
         if name in resolved:
             return resolved[name]
         agg = by_name[name].get("aggregationRule")
         if not isinstance(agg, dict) or name in visiting:
             return own[name]
         selectors = agg.get("clusterRoleSelectors") or []
-        rules: list[Rule] = []
+        rules: list[PolicyRule] = []
         for other in sorted(by_name):
-            if other == name or not any(selector_matches(s, labels[other]) for s in selectors):
+            if other == name or not any(label_selector_matches(s, labels[other])
+                                        for s in selectors):
                 continue
             for rule in resolve(other, visiting | {name}):
                 if rule not in rules:
@@ -461,409 +314,3 @@ def _object(item: Any) -> Obj:
     return item.object if hasattr(item, "object") else item
 
 
-# --- escalation checks ------------------------------------------------------------------
-
-
-def _covers_resource(owner: Rule, verb: str, group: str, resource: str, name: str) -> bool:
-    if not (ALL in owner.verbs or verb in owner.verbs):
-        return False
-    if not (ALL in owner.api_groups or group in owner.api_groups):
-        return False
-    base, _, sub = resource.partition("/")
-    if not any(r == ALL or r == resource or (sub and r in (f"*/{sub}", f"{base}/*"))
-               for r in owner.resources):
-        return False
-    if owner.resource_names:
-        return bool(name) and name in owner.resource_names
-    return True
-
-
-def _covers_url(owner: Rule, verb: str, url: str) -> bool:
-    if not (ALL in owner.verbs or verb in owner.verbs):
-        return False
-    return any(u == ALL or u == url or (u.endswith("*") and url.startswith(u[:-1]))
-               for u in owner.non_resource_urls)
-
-
-def uncovered(owner: Sequence[Rule], servant: Iterable[Rule]) -> list[Rule]:
-    """The parts of `servant` that no rule of `owner` grants (upstream's Covers), merged per
-    group/resource/name so the error lists each missing permission once."""
-    missing: dict[tuple[str, str, str, str], list[str]] = {}
-    for rule in servant:
-        for verb in rule.verbs:
-            for url in rule.non_resource_urls:
-                if not any(_covers_url(o, verb, url) for o in owner):
-                    missing.setdefault(("url", url, "", ""), []).append(verb)
-            for group in rule.api_groups:
-                for resource in rule.resources:
-                    for name in rule.resource_names or ("",):
-                        if not any(_covers_resource(o, verb, group, resource, name)
-                                   for o in owner):
-                            missing.setdefault(("res", group, resource, name), []).append(verb)
-    out = []
-    for (kind, a, b, name), verbs in missing.items():
-        verbs = list(dict.fromkeys(verbs))
-        if kind == "url":
-            out.append(Rule(verbs=tuple(verbs), non_resource_urls=(a,)))
-        else:
-            out.append(Rule(verbs=tuple(verbs), api_groups=(a,), resources=(b,),
-                            resource_names=(name,) if name else ()))
-    return out
-
-
-def compact_string(rule: Rule) -> str:
-    """`{APIGroups:["g"], Resources:["r"], Verbs:["get"]}` as upstream prints missing rules."""
-    def q(values: Sequence[str]) -> str:
-        return "[" + " ".join(f'"{v}"' for v in values) + "]"
-
-    parts = []
-    for label, values in (("APIGroups", rule.api_groups), ("Resources", rule.resources),
-                          ("NonResourceURLs", rule.non_resource_urls),
-                          ("ResourceNames", rule.resource_names), ("Verbs", rule.verbs)):
-        if values:
-            parts.append(f"{label}:{q(values)}")
-    return "{" + ", ".join(parts) + "}"
-
-
-# --- bootstrap policy -------------------------------------------------------------------
-
-READ = ("get", "list", "watch")
-WRITE = ("create", "update", "patch", "delete", "deletecollection")
-READ_WRITE = READ + WRITE
-BOOTSTRAP_LABELS = {"kubernetes.io/bootstrapping": "rbac-defaults"}
-AUTOUPDATE = {"rbac.authorization.kubernetes.io/autoupdate": "true"}
-AGGREGATE_TO = "rbac.authorization.k8s.io/aggregate-to-"
-
-_CORE, _RESOURCE, _SCHEDULING = "", "resource.k8s.io", "scheduling.k8s.io"
-_COORDINATION, _EVENTS = "coordination.k8s.io", "events.k8s.io"
-_EMULATOR_GROUP = "emulator.fakeapi.dev"
-
-
-def rule(verbs: Iterable[str], groups: Iterable[str] = (), resources: Iterable[str] = (),
-         names: Iterable[str] = (), urls: Iterable[str] = ()) -> Obj:
-    """A PolicyRule dict."""
-    return Rule(verbs=tuple(verbs), api_groups=tuple(groups), resources=tuple(resources),
-                resource_names=tuple(names), non_resource_urls=tuple(urls)).to_wire()
-
-
-def _events() -> list[Obj]:
-    return [rule(("create", "patch", "update"), (_CORE, _EVENTS), ("events",))]
-
-
-_VIEW = [
-    rule(READ, (_CORE,), ("pods", "replicationcontrollers", "replicationcontrollers/scale",
-                          "serviceaccounts", "services", "services/status", "endpoints",
-                          "persistentvolumeclaims", "persistentvolumeclaims/status",
-                          "configmaps")),
-    rule(READ, (_CORE,), ("limitranges", "resourcequotas", "bindings", "events", "pods/status",
-                          "resourcequotas/status", "namespaces/status",
-                          "replicationcontrollers/status", "pods/log")),
-    rule(READ, (_CORE,), ("namespaces",)),
-    rule(READ, ("discovery.k8s.io",), ("endpointslices",)),
-    rule(READ, ("apps",), ("controllerrevisions", "statefulsets", "statefulsets/status",
-                           "statefulsets/scale", "daemonsets", "daemonsets/status", "deployments",
-                           "deployments/status", "deployments/scale", "replicasets",
-                           "replicasets/status", "replicasets/scale")),
-    rule(READ, ("autoscaling",), ("horizontalpodautoscalers", "horizontalpodautoscalers/status")),
-    rule(READ, ("batch",), ("jobs", "cronjobs", "cronjobs/status", "jobs/status")),
-    rule(READ, ("policy",), ("poddisruptionbudgets", "poddisruptionbudgets/status")),
-    rule(READ, ("networking.k8s.io",), ("networkpolicies", "ingresses", "ingresses/status")),
-    # DRA (since 1.33): users read claims, their status, and claim templates.
-    rule(READ, (_RESOURCE,), ("resourceclaims", "resourceclaims/status",
-                              "resourceclaimtemplates")),
-]
-_EDIT = [
-    rule(READ, (_CORE,), ("pods/attach", "pods/proxy", "pods/exec", "pods/portforward",
-                          "secrets", "services/proxy")),
-    rule(("impersonate",), (_CORE,), ("serviceaccounts",)),
-    rule(WRITE, (_CORE,), ("pods", "pods/attach", "pods/proxy", "pods/exec", "pods/portforward")),
-    rule(("create",), (_CORE,), ("pods/eviction",)),
-    rule(WRITE, (_CORE,), ("replicationcontrollers", "replicationcontrollers/scale",
-                           "serviceaccounts", "services", "services/proxy",
-                           "persistentvolumeclaims", "configmaps", "secrets")),
-    rule(("create",), (_CORE,), ("serviceaccounts/token",)),
-    rule(WRITE, ("apps",), ("statefulsets", "statefulsets/scale", "daemonsets", "deployments",
-                            "deployments/scale", "deployments/rollback", "replicasets",
-                            "replicasets/scale")),
-    rule(WRITE, ("autoscaling",), ("horizontalpodautoscalers",)),
-    rule(WRITE, ("batch",), ("jobs", "cronjobs")),
-    rule(WRITE, ("policy",), ("poddisruptionbudgets",)),
-    rule(WRITE, ("networking.k8s.io",), ("networkpolicies", "ingresses")),
-    rule(WRITE, (_RESOURCE,), ("resourceclaims", "resourceclaimtemplates")),
-]
-_ADMIN = [
-    rule(("create",), ("authorization.k8s.io",), ("localsubjectaccessreviews",)),
-    rule(READ_WRITE, (GROUP,), ("roles", "rolebindings")),
-]
-
-_SCHEDULER = [
-    *_events(),
-    rule(("create",), (_COORDINATION,), ("leases",)),
-    rule(("get", "update"), (_COORDINATION,), ("leases",), names=("kube-scheduler",)),
-    rule(READ, (_CORE,), ("nodes", "namespaces", "services", "replicationcontrollers",
-                          "persistentvolumeclaims", "persistentvolumes", "configmaps")),
-    rule(("delete", *READ), (_CORE,), ("pods",)),
-    rule(("create",), (_CORE,), ("bindings", "pods/binding")),
-    rule(("patch", "update"), (_CORE,), ("pods/status",)),
-    rule(("create",), ("authentication.k8s.io",), ("tokenreviews",)),
-    rule(("create",), ("authorization.k8s.io",), ("subjectaccessreviews",)),
-    rule(READ, (_SCHEDULING,), ("priorityclasses", "workloads", "podgroups")),
-    rule(("patch", "update"), (_SCHEDULING,), ("podgroups/status",)),
-    rule(READ, (_RESOURCE,), ("deviceclasses", "resourceslices", "devicetaintrules")),
-    rule(("create", "delete", "patch", "update", *READ), (_RESOURCE,), ("resourceclaims",)),
-    rule(("patch", "update"), (_RESOURCE,), ("resourceclaims/status",)),
-    # Granular status authorization (1.36+): allocation and reservedFor.
-    rule(("patch", "update"), (_RESOURCE,), ("resourceclaims/binding",)),
-]
-
-_CONTROLLERS: dict[str, list[Obj]] = {
-    "namespace-controller": [
-        rule(("get", "list", "watch", "delete"), (_CORE,), ("namespaces",)),
-        rule(("update",), (_CORE,), ("namespaces/finalize", "namespaces/status")),
-        rule(("get", "list", "delete", "deletecollection"), (ALL,), (ALL,)),
-    ],
-    "generic-garbage-collector": [
-        rule(("get", "list", "watch", "patch", "update", "delete"), (ALL,), (ALL,)),
-        *_events(),
-    ],
-    "node-controller": [
-        rule(("delete", "get", "list", "patch", "update", "watch"), (_CORE,), ("nodes",)),
-        rule(("patch", "update"), (_CORE,), ("nodes/status", "pods/status")),
-        rule(("delete", "list", "watch"), (_CORE,), ("pods",)),
-        rule(READ, (_COORDINATION,), ("leases",)),
-        *_events(),
-    ],
-    "taint-eviction-controller": [
-        rule(("delete", "get", "list", "watch"), (_CORE,), ("pods",)),
-        rule(("patch",), (_CORE,), ("pods/status",)),
-        rule(READ, (_CORE,), ("nodes",)),
-        *_events(),
-    ],
-    "resource-claim-controller": [
-        rule(READ, (_CORE,), ("pods",)),
-        rule(("update",), (_CORE,), ("pods/finalizers",)),
-        rule(("patch", "update"), (_CORE,), ("pods/status",)),
-        rule(("create", "delete", *READ), (_RESOURCE,), ("resourceclaims",)),
-        rule(READ, (_RESOURCE,), ("resourceclaimtemplates",)),
-        rule(("patch", "update"), (_RESOURCE,), ("resourceclaims", "resourceclaims/status",
-                                                 "resourceclaims/binding")),
-        rule(READ, (_SCHEDULING,), ("podgroups",)),
-        # DRAWorkloadResourceClaims: claims generated for a PodGroup are recorded in its status
-        rule(("patch", "update"), (_SCHEDULING,), ("podgroups/status",)),
-        *_events(),
-    ],
-    "device-taint-eviction-controller": [
-        rule(("delete", *READ), (_CORE,), ("pods",)),
-        rule(("patch", "update"), (_CORE,), ("pods/status",)),
-        rule(READ, (_RESOURCE,), ("resourceclaims", "resourceslices", "deviceclasses",
-                                  "devicetaintrules")),
-        rule(("patch", "update"), (_RESOURCE,), ("devicetaintrules/status",)),
-        *_events(),
-    ],
-    "serviceaccount-controller": [
-        rule(("create",), (_CORE,), ("serviceaccounts",)),
-        *_events(),
-    ],
-    "deployment-controller": [
-        rule(("get", "list", "watch", "update"), ("apps",), ("deployments",)),
-        rule(("update",), ("apps",), ("deployments/status", "deployments/finalizers")),
-        rule(("create", "delete", "get", "list", "patch", "update", "watch"), ("apps",),
-             ("replicasets",)),
-        rule(("get", "list", "watch", "update"), (_CORE,), ("pods",)),
-        *_events(),
-    ],
-    "replicaset-controller": [
-        rule(("get", "list", "watch", "update"), ("apps",), ("replicasets",)),
-        rule(("update",), ("apps",), ("replicasets/status", "replicasets/finalizers")),
-        rule(("create", "delete", "list", "patch", "watch"), (_CORE,), ("pods",)),
-        *_events(),
-    ],
-    "statefulset-controller": [
-        rule(("get", "list", "watch"), ("apps",), ("statefulsets",)),
-        rule(("update",), ("apps",), ("statefulsets/status", "statefulsets/finalizers")),
-        rule(("create", "delete", "get", "list", "patch", "update", "watch"), (_CORE,),
-             ("pods",)),
-        rule(("create", "get", "list", "watch"), (_CORE,), ("persistentvolumeclaims",)),
-        rule(("create", "delete", "get", "list", "patch", "update", "watch"), ("apps",),
-             ("controllerrevisions",)),
-        *_events(),
-    ],
-    "daemonset-controller": [
-        rule(("get", "list", "watch", "update"), ("apps",), ("daemonsets",)),
-        rule(("update",), ("apps",), ("daemonsets/status", "daemonsets/finalizers")),
-        rule(READ, (_CORE,), ("nodes",)),
-        rule(("create", "delete", "list", "patch", "watch"), (_CORE,), ("pods",)),
-        rule(("create",), (_CORE,), ("pods/binding",)),
-        *_events(),
-    ],
-    "job-controller": [
-        rule(("get", "list", "watch", "update", "patch"), ("batch",), ("jobs",)),
-        rule(("update", "patch"), ("batch",), ("jobs/status", "jobs/finalizers")),
-        rule(("create", "delete", "list", "patch", "watch"), (_CORE,), ("pods",)),
-        *_events(),
-    ],
-    "cronjob-controller": [
-        rule(("get", "list", "watch", "update"), ("batch",), ("cronjobs",)),
-        rule(("update",), ("batch",), ("cronjobs/status", "cronjobs/finalizers")),
-        rule(("create", "delete", "get", "list", "patch", "update", "watch"), ("batch",),
-             ("jobs",)),
-        *_events(),
-    ],
-    "endpointslice-controller": [
-        rule(READ, (_CORE,), ("services", "pods", "nodes")),
-        rule(("create", "delete", "get", "list", "update", "watch"), ("discovery.k8s.io",),
-             ("endpointslices",)),
-        rule(("create", "delete", "get", "list", "update", "watch"), (_CORE,),
-             ("endpoints",)),
-        *_events(),
-    ],
-    "disruption-controller": [
-        rule(READ, ("apps",), ("deployments", "replicasets", "statefulsets")),
-        rule(READ, (_CORE,), ("pods", "replicationcontrollers")),
-        rule(READ, ("policy",), ("poddisruptionbudgets",)),
-        rule(("update",), ("policy",), ("poddisruptionbudgets/status",)),
-        *_events(),
-    ],
-    "resourcepoolstatusrequest-controller": [
-        rule(("delete", *READ), (_RESOURCE,), ("resourcepoolstatusrequests",)),
-        rule(("patch", "update"), (_RESOURCE,), ("resourcepoolstatusrequests/status",)),
-        rule(READ, (_RESOURCE,), ("resourceslices", "resourceclaims", "devicetaintrules")),
-        *_events(),
-    ],
-}
-
-# The emulator's node agents (not upstream roles, hence the fakeapi: prefix): they act as
-# service accounts whose tokens are bound to a node (the node-name extra).
-_EMULATOR: dict[str, list[Obj]] = {
-    "kubelet": [
-        rule(("create", "patch", "update", *READ), (_CORE,), ("nodes",)),
-        rule(("patch", "update"), (_CORE,), ("nodes/status",)),
-        rule(("create", "delete", *READ), (_CORE,), ("pods",)),
-        rule(("patch", "update"), (_CORE,), ("pods/status",)),
-        rule(("get",), (_CORE,), ("configmaps", "secrets", "serviceaccounts")),
-        rule(READ_WRITE, (_COORDINATION,), ("leases",)),
-        rule(READ, (_RESOURCE,), ("resourceclaims", "resourceslices", "deviceclasses")),
-        rule(("delete", "deletecollection"), (_RESOURCE,), ("resourceslices",)),
-        rule(READ, (_EMULATOR_GROUP,), ("devicefaults", "nodefaults")),
-        *_events(),
-    ],
-    "dra-kubelet-plugin": [
-        rule(READ, (_CORE,), ("nodes", "pods")),
-        rule(READ_WRITE, (_RESOURCE,), ("resourceslices",)),
-        rule(READ, (_RESOURCE,), ("resourceclaims", "deviceclasses")),
-        rule(("get", "patch", "update"), (_RESOURCE,), ("resourceclaims/status",)),
-        # Granular status authorization: status.devices of claims on the plugin's own node.
-        rule(("associated-node:patch", "associated-node:update"), (_RESOURCE,),
-             ("resourceclaims/driver",)),
-        *_events(),
-    ],
-    # Installs the fake drivers' DeviceClasses, as the drivers' Helm charts do.
-    "dra-driver-installer": [
-        rule(("create", "get"), (_RESOURCE,), ("deviceclasses",)),
-    ],
-}
-
-COMPONENT_NAMESPACE = "kube-system"
-COMPONENT_ROLES: dict[str, str] = {
-    **{name: f"system:controller:{name}" for name in _CONTROLLERS},
-    "kube-scheduler": "system:kube-scheduler",
-    **{name: f"fakeapi:{name}" for name in _EMULATOR},
-}
-"""Service accounts (in kube-system) of the emulator's components → the ClusterRole each is
-bound to. A new in-process component gets a row here (and a role above)."""
-
-
-def _meta(name: str, labels: Mapping[str, str] | None = None) -> Obj:
-    return {"name": name, "labels": {**BOOTSTRAP_LABELS, **(labels or {})},
-            "annotations": dict(AUTOUPDATE)}
-
-
-def _cluster_role(name: str, rules: list[Obj], labels: Mapping[str, str] | None = None,
-                  aggregate: str | None = None) -> Obj:
-    obj: Obj = {"apiVersion": f"{GROUP}/v1", "kind": "ClusterRole",
-                "metadata": _meta(name, labels)}
-    if aggregate:
-        obj["aggregationRule"] = {"clusterRoleSelectors": [
-            {"matchLabels": {AGGREGATE_TO + aggregate: "true"}}]}
-    obj["rules"] = rules
-    return obj
-
-
-def _cluster_role_binding(name: str, role: str, subjects: list[Obj]) -> Obj:
-    return {"apiVersion": f"{GROUP}/v1", "kind": "ClusterRoleBinding",
-            "metadata": _meta(name),
-            "roleRef": {"apiGroup": GROUP, "kind": "ClusterRole", "name": role},
-            "subjects": subjects}
-
-
-def _group(name: str) -> Obj:
-    return {"apiGroup": GROUP, "kind": "Group", "name": name}
-
-
-def _service_account(name: str, namespace: str = COMPONENT_NAMESPACE) -> Obj:
-    return {"kind": "ServiceAccount", "name": name, "namespace": namespace}
-
-
-@functools.cache
-def _bootstrap() -> tuple[tuple[Obj, ...], tuple[Obj, ...]]:
-    discovery_urls = ("/livez", "/readyz", "/healthz", "/version", "/version/", "/openapi",
-                      "/openapi/*", "/api", "/api/*", "/apis", "/apis/*")
-    public_urls = ("/livez", "/readyz", "/healthz", "/version", "/version/")
-    roles = [
-        _cluster_role("cluster-admin", [rule((ALL,), (ALL,), (ALL,)),
-                                        rule((ALL,), urls=(ALL,))]),
-        _cluster_role("system:discovery", [rule(("get",), urls=discovery_urls)]),
-        _cluster_role("system:public-info-viewer", [rule(("get",), urls=public_urls)]),
-        _cluster_role("system:basic-user", [
-            rule(("create",), ("authorization.k8s.io",), ("selfsubjectaccessreviews",
-                                                          "selfsubjectrulesreviews")),
-            rule(("create",), ("authentication.k8s.io",), ("selfsubjectreviews",))]),
-        _cluster_role("system:monitoring", [rule(("get",), urls=(
-            "/metrics", "/metrics/slis", "/livez", "/readyz", "/healthz", "/livez/*",
-            "/readyz/*", "/healthz/*"))]),
-        _cluster_role("system:auth-delegator", [
-            rule(("create",), ("authentication.k8s.io",), ("tokenreviews",)),
-            rule(("create",), ("authorization.k8s.io",), ("subjectaccessreviews",))]),
-        _cluster_role("admin", [], aggregate="admin"),
-        _cluster_role("edit", [], {AGGREGATE_TO + "admin": "true"}, aggregate="edit"),
-        _cluster_role("view", [], {AGGREGATE_TO + "edit": "true"}, aggregate="view"),
-        _cluster_role("system:aggregate-to-admin", _ADMIN, {AGGREGATE_TO + "admin": "true"}),
-        _cluster_role("system:aggregate-to-edit", _EDIT, {AGGREGATE_TO + "edit": "true"}),
-        _cluster_role("system:aggregate-to-view", _VIEW, {AGGREGATE_TO + "view": "true"}),
-        _cluster_role("system:kube-scheduler", _SCHEDULER),
-        *(_cluster_role(f"system:controller:{n}", r) for n, r in _CONTROLLERS.items()),
-        *(_cluster_role(f"fakeapi:{n}", r) for n, r in _EMULATOR.items()),
-    ]
-    # Aggregated roles carry their rules as the aggregation controller would have written.
-    resolved = _resolve_aggregation(roles)
-    for role in roles:
-        if "aggregationRule" in role:
-            role["rules"] = [r.to_wire() for r in resolved[role["metadata"]["name"]]]
-    bindings = [
-        _cluster_role_binding("cluster-admin", "cluster-admin", [_group(MASTERS)]),
-        _cluster_role_binding("system:discovery", "system:discovery",
-                              [_group("system:authenticated")]),
-        _cluster_role_binding("system:basic-user", "system:basic-user",
-                              [_group("system:authenticated")]),
-        _cluster_role_binding("system:public-info-viewer", "system:public-info-viewer",
-                              [_group("system:authenticated"),
-                               _group("system:unauthenticated")]),
-        _cluster_role_binding("system:monitoring", "system:monitoring",
-                              [_group("system:monitoring")]),
-        _cluster_role_binding("system:kube-scheduler", "system:kube-scheduler", [
-            {"apiGroup": GROUP, "kind": "User", "name": "system:kube-scheduler"},
-            _service_account("kube-scheduler")]),
-        *(_cluster_role_binding(role, role, [_service_account(sa)])
-          for sa, role in COMPONENT_ROLES.items() if sa != "kube-scheduler"),
-    ]
-    return tuple(roles), tuple(bindings)
-
-
-def bootstrap_cluster_roles() -> list[Obj]:
-    """The ClusterRoles a new cluster starts with (fresh copies)."""
-    return copy.deepcopy(list(_bootstrap()[0]))
-
-
-def bootstrap_cluster_role_bindings() -> list[Obj]:
-    """The ClusterRoleBindings a new cluster starts with (fresh copies)."""
-    return copy.deepcopy(list(_bootstrap()[1]))

@@ -417,7 +417,7 @@ def _parse(expression: str) -> Any:
         return _PARSER.parse(expression)
 
 
-class _Compiled:
+class _CelpyProgram:
     """The parse tree and the evaluator bound to the environment's functions."""
 
     def __init__(self, tree: Any, features: Features) -> None:
@@ -450,7 +450,7 @@ def compile_program(expression: str, purpose: str, features: Features) -> Progra
         return [CelError("compilation failed: " + "\n".join(
             analysis.format_issue(ast, expression, n, m) for n, m in issues))]
     return analysis.finish(ast, purpose=purpose, features=features,
-                           output_type=_static_type(root), handle=_Compiled(tree, features),
+                           output_type=_static_type(root), handle=_CelpyProgram(tree, features),
                            engine=NAME)
 
 
@@ -571,7 +571,7 @@ def _operand_mismatches(root: Node) -> Iterator[tuple[Node, str]]:
 
 def evaluate(program: Program, device: DeviceInput) -> Any:
     """Evaluate for one device; plain Python with the value types of `fakeapi.cel.values`."""
-    compiled: _Compiled = program._expr
+    compiled: _CelpyProgram = program._expr
     with compiled.lock:
         try:
             result = compiled.evaluator.evaluate({"device": _device(device)})

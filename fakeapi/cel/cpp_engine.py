@@ -18,6 +18,7 @@ import functools
 import re
 import threading
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 from cel_expr_python import cel as _cel
@@ -39,8 +40,8 @@ from fakeapi.cel.model import (
     Program,
     eval_error,
 )
-from fakeapi.cel.values import CIDR, IP, URL, LibraryError, NamedFormat, Quantity, Semver
-from fakeapi.machinery.quantity import canonical, from_canonical
+from fakeapi.cel.values import CIDR, IP, URL, LibraryError, NamedFormat, Semver
+from fakeapi.machinery.quantity import Quantity
 
 NAME = "cel-expr-python"
 
@@ -56,7 +57,7 @@ def _semver(text: str) -> Semver:
 
 @functools.lru_cache(maxsize=4096)
 def _quantity(text: str) -> Quantity:
-    return Quantity(from_canonical(text))
+    return Quantity(Fraction(text))
 
 
 def _text(raw: Any) -> str:
@@ -67,7 +68,7 @@ _TAGS: dict[str, tuple[Any, type, Callable[[Any], Any], Callable[[Any], Any]]] =
     # kind: (engine type, value class, encode value -> tag, decode tag -> value)
     "Semver": (_T.Map(_T.INT, _T.STRING), Semver, lambda v: {0: str(v)},
                lambda t: _semver(t[0])),
-    "Quantity": (_T.Map(_T.BOOL, _T.STRING), Quantity, lambda v: {True: canonical(v.value)},
+    "Quantity": (_T.Map(_T.BOOL, _T.STRING), Quantity, lambda v: {True: str(v.value)},
                  lambda t: _quantity(t[True])),
     "IP": (_T.Map(_T.INT, _T.BYTES), IP, lambda v: {0: str(v).encode()},
            lambda t: IP.parse(_text(t[0]))),
@@ -230,7 +231,7 @@ def _parser() -> Any:
 # ----- compile -----------------------------------------------------------------------------
 
 
-class _Compiled:
+class _CppProgram:
     """The engine's expression and the activation variables it reads."""
 
     def __init__(self, expr: Any, variables: tuple[str, ...]) -> None:
@@ -271,7 +272,7 @@ def compile_program(expression: str, purpose: str, features: Features) -> Progra
     ast.source = expression  # the user's text, not the rewritten one
     return analysis.finish(ast, purpose=purpose, features=features,
                            output_type=_rename(_type_name(expr.return_type().name())),
-                           handle=_Compiled(expr, _variables(ast)), engine=NAME)
+                           handle=_CppProgram(expr, _variables(ast)), engine=NAME)
 
 
 _RESERVED = frozenset(f"device_{f}" for f in _DEVICE_VARS)
@@ -369,7 +370,7 @@ def _prepared(device: DeviceInput) -> dict[str, Any]:
 
 def evaluate(program: Program, device: DeviceInput) -> Any:
     """Evaluate for one device; the result with the value types of `fakeapi.cel.values`."""
-    compiled: _Compiled = program._expr
+    compiled: _CppProgram = program._expr
     data = _prepared(device)
     missing = [d for d in program.domains if d not in data["attributes"]
                or d not in data["capacity"]]

@@ -15,11 +15,11 @@ import ipaddress
 import re
 import urllib.parse
 from collections.abc import Callable, Sequence
-from fractions import Fraction
 from typing import Any
 
-from fakeapi.cel.values import CIDR, IP, URL, LibraryError, NamedFormat, Quantity, Semver
+from fakeapi.cel.values import CIDR, IP, URL, LibraryError, NamedFormat, Semver, quantity
 from fakeapi.machinery import names
+from fakeapi.machinery.quantity import Quantity
 
 INCLUDES_MAX = 64  # same as upstream ResourceSliceMaxAttributeValuesPerDevice
 
@@ -117,11 +117,14 @@ def _q_as_integer(q: Quantity) -> int:
     return int(q.value)
 
 
-def _q_arith(sign: int) -> Callable[[Quantity, Any], Quantity]:
-    def op(a: Quantity, b: Any) -> Quantity:
-        other = b.value if isinstance(b, Quantity) else Fraction(int(b))
-        return Quantity(a.value + sign * other)
-    return op
+def _q_add(a: Quantity, b: Quantity | int) -> Quantity:
+    """Same as upstream: `add(int)` adds resource.NewQuantity(int, DecimalSI)."""
+    return a.add(b if isinstance(b, Quantity) else Quantity(int(b)))
+
+
+def _q_sub(a: Quantity, b: Quantity | int) -> Quantity:
+    """Same as upstream: `sub(int)` subtracts resource.NewQuantity(int, DecimalSI)."""
+    return a.sub(b if isinstance(b, Quantity) else Quantity(int(b)))
 
 
 def _parses(parse: Callable[[str], Any]) -> Callable[[str], bool]:
@@ -135,7 +138,7 @@ def _parses(parse: Callable[[str], Any]) -> Callable[[str], bool]:
     return check
 
 
-_q_is_quantity = _parses(Quantity.parse)
+_q_is_quantity = _parses(quantity)
 
 
 # ----- ip and cidr -------------------------------------------------------------------------
@@ -560,18 +563,17 @@ KUBERNETES: tuple[Function, ...] = (
     _fn("minor", _m("semver_minor", ["Semver"], "int", lambda v: v.minor)),
     _fn("patch", _m("semver_patch", ["Semver"], "int", lambda v: v.patch)),
     # quantity
-    _fn("quantity", _g("string_to_quantity", ["string"], "Quantity", Quantity.parse)),
+    _fn("quantity", _g("string_to_quantity", ["string"], "Quantity", quantity)),
     _fn("isQuantity", _g("is_quantity_string", ["string"], "bool", _q_is_quantity)),
-    _fn("sign", _g("quantity_sign", ["Quantity"], "int",
-                   lambda q: (q.value > 0) - (q.value < 0))),
+    _fn("sign", _g("quantity_sign", ["Quantity"], "int", Quantity.sign)),
     _fn("asApproximateFloat", _m("quantity_get_float", ["Quantity"], "double",
                                  lambda q: float(q.value))),
     _fn("asInteger", _m("quantity_get_int", ["Quantity"], "int", _q_as_integer)),
     _fn("isInteger", _m("quantity_is_integer", ["Quantity"], "bool", _q_is_integer)),
-    _fn("add", _m("quantity_add", ["Quantity", "Quantity"], "Quantity", _q_arith(1)),
-        _m("quantity_add_int", ["Quantity", "int"], "Quantity", _q_arith(1))),
-    _fn("sub", _m("quantity_sub", ["Quantity", "Quantity"], "Quantity", _q_arith(-1)),
-        _m("quantity_sub_int", ["Quantity", "int"], "Quantity", _q_arith(-1))),
+    _fn("add", _m("quantity_add", ["Quantity", "Quantity"], "Quantity", _q_add),
+        _m("quantity_add_int", ["Quantity", "int"], "Quantity", _q_add)),
+    _fn("sub", _m("quantity_sub", ["Quantity", "Quantity"], "Quantity", _q_sub),
+        _m("quantity_sub_int", ["Quantity", "int"], "Quantity", _q_sub)),
     # shared by semver and quantity
     _fn("isGreaterThan",
         _m("semver_is_greater_than", ["Semver", "Semver"], "bool", lambda a, b: _compare(a, b) > 0),

@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from fakeapi.cel.values import LibraryError, Quantity, Semver
+from fakeapi.cel.values import LibraryError, Semver, quantity
 
 MAX_EXPRESSION_LENGTH = 10 * 1024  # same as upstream CELSelectorExpressionMaxLength
 MAX_COST = 1_000_000  # same as upstream CELSelectorExpressionMaxCost (estimated and runtime)
@@ -98,7 +98,7 @@ def device_input(driver: str, device: Mapping[str, Any]) -> DeviceInput:
         domain, ident = _split_name(name, driver)
         value = cap.get("value") if isinstance(cap, Mapping) else cap
         try:
-            capacity.setdefault(domain, {})[ident] = Quantity.parse(str(value))
+            capacity.setdefault(domain, {})[ident] = quantity(str(value))
         except LibraryError as e:
             raise CelEvalError(f"capacity {name}: {e}") from None
     data: dict[str, Any] = {

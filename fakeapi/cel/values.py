@@ -1,7 +1,7 @@
 """The Kubernetes CEL value types (Semver, Quantity, IP, CIDR, URL, NamedFormat), engine-neutral.
 
-Each is a small frozen value with upstream's equality: two quantities are equal when their
-values are (`1Gi == 1024Mi`), a semver ignores build metadata. Parsing errors carry
+Each is a small frozen value with upstream's equality: a semver ignores build metadata; a
+quantity is machinery's `Quantity`, equal by value (`1Gi == 1024Mi`). Parsing errors carry
 upstream's messages (blang/semver, `resource.ParseQuantity`, `netip`, `url.ParseRequestURI`).
 """
 
@@ -11,10 +11,9 @@ import dataclasses
 import ipaddress
 import re
 import urllib.parse
-from fractions import Fraction
 from typing import Any
 
-from fakeapi.machinery.quantity import parse_quantity
+from fakeapi.machinery.quantity import DECIMAL_SI, Quantity, canonical, parse
 
 
 class LibraryError(ValueError):
@@ -131,23 +130,12 @@ def _normalize_semver(text: str) -> str:
 # ----- quantity ---------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class Quantity:
-    """A resource quantity as an exact fraction (equality and order by value)."""
-
-    value: Fraction
-
-    @classmethod
-    def parse(cls, text: str) -> Quantity:
-        """Same as resource.ParseQuantity, with its error messages."""
-        try:
-            return cls(parse_quantity(text))
-        except ValueError as e:
-            raise LibraryError(str(e)) from None
-
-    def __str__(self) -> str:
-        v = self.value
-        return str(v.numerator) if v.denominator == 1 else str(float(v))
+def quantity(text: str) -> Quantity:
+    """CEL's `quantity()`: machinery's Quantity, or upstream's parse error as a LibraryError."""
+    try:
+        return parse(text)
+    except ValueError as e:
+        raise LibraryError(str(e)) from None
 
 
 # ----- ip and cidr (net/netip, as k8s.io/apiserver's ip and cidr libraries parse them) -------
@@ -290,8 +278,12 @@ def type_name(value: Any) -> str:
 
 
 def plain(value: Any) -> Any:
-    """A result as plain Python (semver, IP, CIDR, URL as strings; a quantity as its value)."""
-    if isinstance(value, Semver | IP | CIDR | URL | Quantity):
+    """A result as plain Python: semver, IP, CIDR, URL as strings; a quantity in upstream's
+    canonical DecimalSI form (its format does not survive every engine: cel-expr-python
+    carries a quantity as its value alone)."""
+    if isinstance(value, Quantity):
+        return canonical(value.value, DECIMAL_SI)
+    if isinstance(value, Semver | IP | CIDR | URL):
         return str(value)
     if isinstance(value, NamedFormat):
         return value.name

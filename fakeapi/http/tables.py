@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from fakeapi.printers.columns import Cell, Obj, RowContext
+from fakeapi.printers.spec import Cell, Obj, RowContext
 from fakeapi.registry.kinds import Kind
 
 META_GROUP = "meta.k8s.io"

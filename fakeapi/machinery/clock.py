@@ -103,41 +103,6 @@ class _Settling:
             await asyncio.sleep(0.001)
 
 
-_ONE_SECOND = dt.timedelta(seconds=1)
-_LAST_START = dt.datetime.max.replace(microsecond=0, tzinfo=dt.UTC)
-# The UTC second formatted last, [start, end), and its text (starts empty: end < start).
-_last_second = (_LAST_START, _LAST_START - _ONE_SECOND, "")
-
-
-def rfc3339(t: dt.datetime) -> str:
-    """Kubernetes `metav1.Time` wire form: second precision, `Z` suffix.
-
-    Every write stamps the clock's current second (often twice), so the last UTC second
-    formatted is remembered: two comparisons cost far less than `strftime`.
-    """
-    global _last_second
-    if t.tzinfo is not dt.UTC:  # other zones (and their folds) take the plain path
-        return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    start, end, text = _last_second
-    if start <= t < end:
-        return text
-    start = t.replace(microsecond=0)
-    text = start.strftime("%Y-%m-%dT%H:%M:%SZ")
-    if start < _LAST_START:  # (the very last second has no end to remember)
-        _last_second = (start, start + _ONE_SECOND, text)
-    return text
-
-
-def rfc3339_micro(t: dt.datetime) -> str:
-    """Kubernetes `metav1.MicroTime` wire form (managedFields use second precision; leases this)."""
-    return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def parse_time(value: str) -> dt.datetime:
-    """Parse an RFC 3339 timestamp as found in objects."""
-    return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-
-
 class RealClock(_Settling):
     """The system clock; timers run on the event loop."""
 

@@ -1,5 +1,8 @@
 """Label and field selectors: parsing with upstream's grammar and messages, and matching.
 
+One matcher serves both spellings of a label selector: the query string (`parse_label_selector`)
+and the metav1.LabelSelector object of a spec (`label_selector`, `label_selector_matches`).
+
 Parsed selectors are immutable and cached per selector text, so a list or watch request pays
 for parsing once; `matches` is the hot path and does no allocation for plain requirements.
 """
@@ -118,6 +121,38 @@ class LabelSelector:
 
 _NO_LABELS: Mapping[str, str] = {}
 EVERYTHING = LabelSelector()
+def _by_key(requirement: Requirement) -> str:
+    return requirement.key
+
+
+_OBJECT_OPERATORS = {"In": IN, "NotIn": NOT_IN, "Exists": EXISTS, "DoesNotExist": DOES_NOT_EXIST}
+
+
+def label_selector(selector: object) -> LabelSelector | None:
+    """A metav1.LabelSelector object (`matchLabels`, `matchExpressions`) as the selector it
+    stands for, as upstream's LabelSelectorAsSelector; None when it is malformed (not an
+    object, an unknown operator). Values are not checked again: the API validated them."""
+    if not isinstance(selector, dict):
+        return None
+    match_labels = selector.get("matchLabels") or {}
+    if not isinstance(match_labels, dict):
+        return None
+    reqs = [Requirement(key, EQUALS, (value,)) for key, value in match_labels.items()]
+    for expr in selector.get("matchExpressions") or ():
+        op = _OBJECT_OPERATORS.get(str(expr.get("operator"))) if isinstance(expr, dict) else None
+        if op is None:
+            return None
+        values = () if op in (EXISTS, DOES_NOT_EXIST) else tuple(expr.get("values") or ())
+        reqs.append(Requirement(str(expr.get("key", "")), op, values))
+    reqs.sort(key=_by_key)
+    return LabelSelector(tuple(reqs))
+
+
+def label_selector_matches(selector: object, labels: Mapping[str, str]) -> bool:
+    """Whether a metav1.LabelSelector object selects these labels: an empty one selects
+    everything, a malformed one nothing (the same requirements as a `labelSelector` query)."""
+    parsed = label_selector(selector)
+    return parsed is not None and parsed.matches(labels)
 
 
 class _SelectorSyntaxError(Exception):
@@ -319,7 +354,7 @@ def _new_requirement(key: str, op: str, values: list[str]) -> Requirement:
 @functools.lru_cache(maxsize=1024)
 def _parse_label_selector(text: str) -> LabelSelector:
     reqs = _Parser(text).parse()
-    reqs.sort(key=lambda r: r.key)
+    reqs.sort(key=_by_key)
     return LabelSelector(tuple(reqs))
 
 

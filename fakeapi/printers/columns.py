@@ -1,4 +1,6 @@
-"""What `kubectl get` shows for each kind: declarative column specs, one per kind row.
+"""What `kubectl get` shows for each kind: declarative column specs, one per kind row
+(core/v1, DRA, scheduling and the emulator's kinds; the everyday workload kinds are
+`fakeapi.printers.workloads`, how a spec is declared and evaluated `fakeapi.printers.spec`).
 
 Column semantics follow upstream's printers (pkg/printers/internalversion) for kinds that have
 one; DRA and scheduling kinds without an upstream printer get columns of our own. Each row of
@@ -9,252 +11,34 @@ the kind table (`fakeapi.registry.kinds`) names its spec here; `fakeapi.http.tab
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-Cell = str | int | bool | None
-"""A Table cell as it goes on the wire (kubectl prints None as an empty cell)."""
-
-_NS_PER_SECOND = 1_000_000_000
-
-# --- time -------------------------------------------------------------------------------------
-
-
-def human_duration(d: timedelta) -> str:
-    """Format a duration like apimachinery's `duration.HumanDuration` (~2-3 significant figures).
-
-    Up to two seconds of negative skew reads as "0s"; anything earlier is "<invalid>".
-    """
-    ns = (d.days * 86_400 + d.seconds) * _NS_PER_SECOND + d.microseconds * 1_000
-    seconds = _trunc_div(ns, _NS_PER_SECOND)
-    if seconds < -1:
-        return "<invalid>"
-    if seconds < 0:
-        return "0s"
-    if seconds < 120:
-        return f"{seconds}s"
-    minutes = seconds // 60
-    if minutes < 10:
-        rest = seconds % 60
-        return f"{minutes}m{rest}s" if rest else f"{minutes}m"
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = minutes // 60
-    if hours < 8:
-        rest = minutes % 60
-        return f"{hours}h{rest}m" if rest else f"{hours}h"
-    if hours < 48:
-        return f"{hours}h"
-    days = hours // 24
-    if hours < 24 * 8:
-        rest = hours % 24
-        return f"{days}d{rest}h" if rest else f"{days}d"
-    if hours < 24 * 365 * 2:
-        return f"{days}d"
-    years = days // 365
-    if hours < 24 * 365 * 8:
-        rest = days % 365
-        return f"{years}y{rest}d" if rest else f"{years}y"
-    return f"{years}y"
-
-
-def _trunc_div(a: int, b: int) -> int:
-    """Integer division truncating toward zero, as Go's int conversion does."""
-    q = abs(a) // b
-    return q if a >= 0 else -q
-
-
-def parse_time(value: object) -> datetime | None:
-    """Parse an RFC 3339 (Micro)Time from the wire; None when absent or malformed."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        ts = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return ts if ts.tzinfo else ts.replace(tzinfo=UTC)
-
-
-def since(value: object, now: datetime) -> str:
-    """Age of a wire timestamp at `now`, or "<unknown>" for a missing one (upstream's zero)."""
-    ts = parse_time(value)
-    return "<unknown>" if ts is None else elapsed(ts, now)
-
-
-def elapsed(ts: datetime, now: datetime) -> str:
-    """HumanDuration from `ts` to `now` (naive datetimes are taken as UTC)."""
-    if now.tzinfo is None:
-        now = now.replace(tzinfo=UTC)
-    if ts.tzinfo is None:
-        ts = ts.replace(tzinfo=UTC)
-    return human_duration(now - ts)
-
-
-def _rfc3339(value: object) -> str:
-    """A timestamp re-rendered in UTC RFC 3339 at second precision (Go's zero time if unset)."""
-    ts = parse_time(value)
-    if ts is None:
-        return "0001-01-01T00:00:00Z"
-    return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-# --- column specs -----------------------------------------------------------------------------
-
-
-class RowContext:
-    """Per-row evaluation context: the clock reading plus a memo for summaries shared by cells."""
-
-    __slots__ = ("now", "_memo")
-
-    def __init__(self, now: datetime) -> None:
-        self.now = now
-        self._memo: dict[str, Any] = {}
-
-    def memo(self, key: str, compute: Callable[[], Any]) -> Any:
-        """Compute a value once per row (e.g. a pod summary feeding three cells)."""
-        if key not in self._memo:
-            self._memo[key] = compute()
-        return self._memo[key]
-
-    def age(self, value: object) -> str:
-        """Age of a wire timestamp at this row's `now`."""
-        return since(value, self.now)
-
-
-Obj = dict[str, Any]
-CellFn = Callable[[Obj, RowContext], Cell]
-
-
-@dataclasses.dataclass(frozen=True)
-class Column:
-    """One Table column: its definition and how to compute its cell from an object dict.
-
-    `value` is either a dotted path into the object (missing → `default`) or a function of
-    (object, row context). Columns with priority 1 show only with `kubectl get -o wide`.
-    """
-
-    name: str
-    value: str | CellFn
-    description: str = ""
-    type: str = "string"
-    format: str = ""
-    priority: int = 0
-    default: Cell = ""
-
-    def definition(self) -> dict[str, Any]:
-        """The `TableColumnDefinition` wire form."""
-        return {
-            "name": self.name,
-            "type": self.type,
-            "format": self.format,
-            "description": self.description,
-            "priority": self.priority,
-        }
-
-    def cell(self, obj: Obj, ctx: RowContext) -> Cell:
-        """This column's cell for one object."""
-        if isinstance(self.value, str):
-            found = get_path(obj, self.value)
-            return self.default if found is None else found
-        return self.value(obj, ctx)
-
-
-def col(name: str, value: str | CellFn, description: str, **kw: Any) -> Column:
-    """A column shown by plain `kubectl get`."""
-    return Column(name, value, description, **kw)
-
-
-def wide(name: str, value: str | CellFn, description: str, **kw: Any) -> Column:
-    """A priority-1 column, shown only by `kubectl get -o wide`."""
-    return Column(name, value, description, priority=1, **kw)
-
-
-RowConditionsFn = Callable[[Obj], list[dict[str, str]]]
-
-
-@dataclasses.dataclass(frozen=True)
-class TableSpec:
-    """The columns of one kind, plus optional row conditions (upstream marks finished pods)."""
-
-    columns: tuple[Column, ...]
-    row_conditions: RowConditionsFn | None = None
-
-
-def get_path(obj: object, path: str) -> Any:
-    """Value at a dotted path of nested dicts, or None when any step is missing."""
-    cur = obj
-    for part in path.split("."):
-        if not isinstance(cur, dict):
-            return None
-        cur = cur.get(part)
-        if cur is None:
-            return None
-    return cur
-
-
-def _list(obj: object, path: str) -> list[Any]:
-    found = get_path(obj, path)
-    return [x for x in found if isinstance(x, dict)] if isinstance(found, list) else []
-
-
-def _dict(obj: object, path: str) -> dict[str, Any]:
-    found = get_path(obj, path)
-    return found if isinstance(found, dict) else {}
-
-
-def _condition(obj: Obj, *types: str) -> dict[str, Any] | None:
-    """The first status condition whose type is one of `types`."""
-    for cond in _list(obj, "status.conditions"):
-        if cond.get("type") in types:
-            return cond
-    return None
-
-
-def _condition_true(conditions: list[dict[str, Any]], cond_type: object) -> bool:
-    """Whether the first condition of `cond_type` has status True."""
-    for cond in conditions:
-        if cond.get("type") == cond_type:
-            return cond.get("status") == "True"
-    return False
-
-
-def _condition_status(*types: str) -> CellFn:
-    """Cell: status of the first condition of one of `types`, None (`<none>`) when absent."""
-
-    def cell(obj: Obj, _: RowContext) -> Cell:
-        cond = _condition(obj, *types)
-        return None if cond is None else str(cond.get("status") or "")
-
-    return cell
-
-
-def _list_with_more(items: Sequence[str], limit: int = 3, empty: str = "<none>") -> str:
-    """Comma-joined items, cut after `limit` with a "+ N more..." tail as upstream lists do."""
-    if not items:
-        return empty
-    shown = ",".join(items[:limit])
-    return f"{shown} + {len(items) - limit} more..." if len(items) > limit else shown
-
-
-def _unique(values: Iterable[Any]) -> list[str]:
-    return list(dict.fromkeys(str(v) for v in values if v))
-
-
-def _age(obj: Obj, ctx: RowContext) -> Cell:
-    return ctx.age(get_path(obj, "metadata.creationTimestamp"))
-
-
-def _created_at(obj: Obj, _: RowContext) -> Cell:
-    return _rfc3339(get_path(obj, "metadata.creationTimestamp"))
-
-
-NAME = col("Name", "metadata.name", "Name of the object.", format="name")
-AGE = col("Age", _age, "Time since the object was created.")
-CREATED_AT = col("Created At", _created_at, "Creation time of the object.", type="date")
+from fakeapi.machinery.timestamps import parse_time_or_none
+from fakeapi.printers.spec import (
+    AGE,
+    CREATED_AT,
+    NAME,
+    Cell,
+    CellFn,
+    Obj,
+    RowContext,
+    TableSpec,
+    col,
+    condition,
+    condition_status,
+    condition_true,
+    dict_at,
+    elapsed,
+    get_path,
+    list_at,
+    list_with_more,
+    unique,
+    wide,
+)
 
 DEFAULT_SPEC = TableSpec((NAME, AGE))
-"""Columns for kinds without a spec of their own."""
+"""The columns of a kind without a spec of its own."""
 
 
 # --- core/v1 ----------------------------------------------------------------------------------
@@ -270,7 +54,7 @@ class PodSummary:
 
 
 def _finished_at(container_status: dict[str, Any]) -> datetime | None:
-    return parse_time(get_path(container_status, "lastState.terminated.finishedAt"))
+    return parse_time_or_none(get_path(container_status, "lastState.terminated.finishedAt"))
 
 
 def _later(a: datetime | None, b: datetime | None) -> datetime | None:
@@ -295,11 +79,11 @@ def summarize_pod(pod: Obj, now: datetime) -> PodSummary:
     status; a deletionTimestamp on a non-terminal pod reads "Terminating" ("Unknown" when the
     pod's reason is NodeLost). Restartable init containers (sidecars) count as containers.
     """
-    spec, status = _dict(pod, "spec"), _dict(pod, "status")
-    conditions = _list(status, "conditions")
-    init_specs = _list(spec, "initContainers")
+    spec, status = dict_at(pod, "spec"), dict_at(pod, "status")
+    conditions = list_at(status, "conditions")
+    init_specs = list_at(spec, "initContainers")
     sidecars = {c.get("name") for c in init_specs if c.get("restartPolicy") == "Always"}
-    total = len(_list(spec, "containers")) + len(sidecars)
+    total = len(list_at(spec, "containers")) + len(sidecars)
 
     phase = str(status.get("phase") or "")
     reason = str(status.get("reason") or phase)
@@ -311,7 +95,7 @@ def summarize_pod(pod: Obj, now: datetime) -> PodSummary:
     last_restart: datetime | None = None
     last_sidecar_restart: datetime | None = None
     initializing = False
-    for index, cs in enumerate(_list(status, "initContainerStatuses")):
+    for index, cs in enumerate(list_at(status, "initContainerStatuses")):
         count, finished = int(cs.get("restartCount") or 0), _finished_at(cs)
         restarts += count
         last_restart = _later(last_restart, finished)
@@ -335,10 +119,10 @@ def summarize_pod(pod: Obj, now: datetime) -> PodSummary:
         initializing = True
         break
 
-    if not initializing or _condition_true(conditions, "Initialized"):
+    if not initializing or condition_true(conditions, "Initialized"):
         restarts, last_restart = sidecar_restarts, last_sidecar_restart
         has_running = False
-        for cs in reversed(_list(status, "containerStatuses")):
+        for cs in reversed(list_at(status, "containerStatuses")):
             restarts += int(cs.get("restartCount") or 0)
             last_restart = _later(last_restart, _finished_at(cs))
             state = cs.get("state") or {}
@@ -351,7 +135,7 @@ def summarize_pod(pod: Obj, now: datetime) -> PodSummary:
                 has_running = True
                 ready += 1
         if reason == "Completed" and has_running:
-            reason = "Running" if _condition_true(conditions, "Ready") else "NotReady"
+            reason = "Running" if condition_true(conditions, "Ready") else "NotReady"
 
     if get_path(pod, "metadata.deletionTimestamp") is not None:
         if status.get("reason") == "NodeLost":
@@ -384,16 +168,16 @@ def _pod_restarts(pod: Obj, ctx: RowContext) -> Cell:
 
 def _pod_ip(pod: Obj, _: RowContext) -> Cell:
     # Same as upstream's v1→internal conversion: podIPs[0], else the legacy podIP field.
-    ips = _list(pod, "status.podIPs")
+    ips = list_at(pod, "status.podIPs")
     return (ips[0].get("ip") if ips else get_path(pod, "status.podIP")) or "<none>"
 
 
 def _readiness_gates(pod: Obj, _: RowContext) -> Cell:
-    gates = _list(pod, "spec.readinessGates")
+    gates = list_at(pod, "spec.readinessGates")
     if not gates:
         return "<none>"
-    conditions = _list(pod, "status.conditions")
-    passed = sum(1 for g in gates if _condition_true(conditions, g.get("conditionType")))
+    conditions = list_at(pod, "status.conditions")
+    passed = sum(1 for g in gates if condition_true(conditions, g.get("conditionType")))
     return f"{passed}/{len(gates)}"
 
 
@@ -425,7 +209,7 @@ _ROLE_LABEL_PREFIX = "node-role.kubernetes.io/"
 
 
 def _node_status(node: Obj, _: RowContext) -> Cell:
-    ready = _condition(node, "Ready")
+    ready = condition(node, "Ready")
     if ready is None:
         parts = ["Unknown"]
     else:
@@ -437,7 +221,7 @@ def _node_status(node: Obj, _: RowContext) -> Cell:
 
 def _node_roles(node: Obj, _: RowContext) -> Cell:
     roles = set()
-    for key, value in _dict(node, "metadata.labels").items():
+    for key, value in dict_at(node, "metadata.labels").items():
         if key.startswith(_ROLE_LABEL_PREFIX) and key != _ROLE_LABEL_PREFIX:
             roles.add(key.removeprefix(_ROLE_LABEL_PREFIX))
         elif key == "kubernetes.io/role" and value:
@@ -447,7 +231,7 @@ def _node_roles(node: Obj, _: RowContext) -> Cell:
 
 def _node_address(kind: str) -> CellFn:
     def cell(node: Obj, _: RowContext) -> Cell:
-        for address in _list(node, "status.addresses"):
+        for address in list_at(node, "status.addresses"):
             if address.get("type") == kind:
                 return address.get("address") or ""
         return "<none>"
@@ -527,7 +311,7 @@ EVENT = TableSpec(
 
 
 def _config_map_data(cm: Obj, _: RowContext) -> Cell:
-    return len(_dict(cm, "data")) + len(_dict(cm, "binaryData"))
+    return len(dict_at(cm, "data")) + len(dict_at(cm, "binaryData"))
 
 
 def _role_ref(binding: Obj, _: RowContext) -> Cell:
@@ -539,7 +323,7 @@ def _subjects(kind: str) -> CellFn:
 
     def cell(binding: Obj, _: RowContext) -> Cell:
         names = []
-        for s in _list(binding, "subjects"):
+        for s in list_at(binding, "subjects"):
             if s.get("kind") == kind:
                 name = str(s.get("name") or "")
                 names.append(f"{s.get('namespace') or ''}/{name}" if kind == "ServiceAccount"
@@ -602,7 +386,7 @@ def resource_claim_state(claim: Obj) -> str:
             states.append("pending")
     else:
         states.append("allocated")
-        if _list(claim, "status.reservedFor"):
+        if list_at(claim, "status.reservedFor"):
             states.append("reserved")
     return ",".join(states)
 
@@ -615,31 +399,31 @@ def _claim_nodes(claim: Obj, _: RowContext) -> Cell:
     allocation = get_path(claim, "status.allocation")
     if allocation is None:
         return "<none>"
-    selector = _dict(allocation, "nodeSelector")
+    selector = dict_at(allocation, "nodeSelector")
     if not selector:
         return "*"
     names: list[str] = []
-    for term in _list(selector, "nodeSelectorTerms"):
-        for req in _list(term, "matchFields"):
+    for term in list_at(selector, "nodeSelectorTerms"):
+        for req in list_at(term, "matchFields"):
             if req.get("key") == "metadata.name" and req.get("operator") == "In":
                 names.extend(req.get("values") or [])
-    return _list_with_more(_unique(names), empty="<selector>")
+    return list_with_more(unique(names), empty="<selector>")
 
 
 def _claim_drivers(claim: Obj, _: RowContext) -> Cell:
     if get_path(claim, "status.allocation") is None:
         return "<none>"
-    results = _list(claim, "status.allocation.devices.results")
-    return _list_with_more(_unique(r.get("driver") for r in results))
+    results = list_at(claim, "status.allocation.devices.results")
+    return list_with_more(unique(r.get("driver") for r in results))
 
 
 def _claim_devices(claim: Obj, _: RowContext) -> Cell:
-    return len(_list(claim, "status.allocation.devices.results"))
+    return len(list_at(claim, "status.allocation.devices.results"))
 
 
 def _claim_reserved_for(claim: Obj, _: RowContext) -> Cell:
-    refs = _list(claim, "status.reservedFor")
-    return _list_with_more([f"{r.get('resource') or ''}/{r.get('name') or ''}" for r in refs])
+    refs = list_at(claim, "status.reservedFor")
+    return list_with_more([f"{r.get('resource') or ''}/{r.get('name') or ''}" for r in refs])
 
 
 RESOURCE_CLAIM = TableSpec(
@@ -666,7 +450,7 @@ RESOURCE_SLICE = TableSpec(
 
 
 def _taint(rule: Obj, _: RowContext) -> Cell:
-    taint = _dict(rule, "spec.taint")
+    taint = dict_at(rule, "spec.taint")
     key, value, effect = taint.get("key") or "", taint.get("value"), taint.get("effect") or ""
     return f"{key}={value}:{effect}" if value else f"{key}:{effect}"
 
@@ -681,7 +465,7 @@ DEVICE_TAINT_RULE = TableSpec(
         col("Device", "spec.deviceSelector.device", "Tainted device (* any).", default="*"),
         col("Taint", _taint, "The taint, as key=value:effect."),
         AGE,
-        wide("Evicting", _condition_status("EvictionInProgress"),
+        wide("Evicting", condition_status("EvictionInProgress"),
              "Status of the EvictionInProgress condition."),
     )
 )
@@ -689,14 +473,14 @@ DEVICE_TAINT_RULE = TableSpec(
 
 def _request_status(req: Obj, _: RowContext) -> Cell:
     for cond_type in ("Failed", "Complete"):
-        cond = _condition(req, cond_type)
+        cond = condition(req, cond_type)
         if cond is not None and cond.get("status") == "True":
             return cond_type
     return "Pending"
 
 
 def _pool_devices(req: Obj, _: RowContext) -> Cell:
-    pools = _list(req, "status.pools")
+    pools = list_at(req, "status.pools")
     if not pools:
         return None
     available = sum(int(p.get("availableDevices") or 0) for p in pools)
@@ -724,21 +508,21 @@ RESOURCE_POOL_STATUS_REQUEST = TableSpec(
 
 
 def _group_policy(group: Obj, _: RowContext) -> Cell:
-    policy = _dict(group, "spec.schedulingPolicy")
+    policy = dict_at(group, "spec.schedulingPolicy")
     if "gang" in policy:
         return "Gang"
     return "Basic" if "basic" in policy else "<none>"
 
 
 def _group_workload(group: Obj, _: RowContext) -> Cell:
-    ref = _dict(group, "spec.workloadRef")
+    ref = dict_at(group, "spec.workloadRef")
     if not ref:
         return "<none>"
     return f"{ref.get('workloadName') or ''}/{ref.get('templateName') or ''}"
 
 
 def _group_claims(group: Obj, _: RowContext) -> Cell:
-    return len(_list(group, "spec.resourceClaims"))
+    return len(list_at(group, "spec.resourceClaims"))
 
 
 POD_GROUP = TableSpec(
@@ -748,7 +532,7 @@ POD_GROUP = TableSpec(
         col("Min Count", "spec.schedulingPolicy.gang.minCount",
             "Pods that must be schedulable together (gang policy).", type="integer",
             default=None),
-        col("Scheduled", _condition_status("PodGroupInitiallyScheduled", "PodGroupScheduled"),
+        col("Scheduled", condition_status("PodGroupInitiallyScheduled", "PodGroupScheduled"),
             "Status of the PodGroupInitiallyScheduled condition."),
         AGE,
         wide("Workload", _group_workload, "Workload/template the group was created from."),
@@ -761,12 +545,13 @@ POD_GROUP = TableSpec(
 
 
 def _workload_templates(workload: Obj, _: RowContext) -> Cell:
-    spec = _dict(workload, "spec")
-    return len(_list(spec, "podGroupTemplates")) + len(_list(spec, "compositePodGroupTemplates"))
+    spec = dict_at(workload, "spec")
+    return (len(list_at(spec, "podGroupTemplates"))
+            + len(list_at(spec, "compositePodGroupTemplates")))
 
 
 def _workload_controller(workload: Obj, _: RowContext) -> Cell:
-    ref = _dict(workload, "spec.controllerRef")
+    ref = dict_at(workload, "spec.controllerRef")
     if not ref:
         return "<none>"
     kind, group, name = str(ref.get("kind") or "").lower(), ref.get("apiGroup"), ref.get("name")

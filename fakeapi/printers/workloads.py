@@ -1,7 +1,7 @@
 """`kubectl get` columns of the everyday kinds (workloads, services, secrets, volumes,
 policy, networking, events.k8s.io, CRDs, CSRs), as upstream's printers
 (pkg/printers/internalversion) show them. The DRA and core kinds' specs are in
-`fakeapi.printers.columns`, whose helpers these reuse.
+`fakeapi.printers.columns`; both use `fakeapi.printers.spec`'s helpers.
 """
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from fakeapi.printers.columns import (
+from fakeapi.machinery.timestamps import parse_time_or_none
+from fakeapi.printers.spec import (
     AGE,
     CREATED_AT,
     NAME,
@@ -17,14 +18,13 @@ from fakeapi.printers.columns import (
     Obj,
     RowContext,
     TableSpec,
-    _dict,
-    _list,
     col,
+    dict_at,
     get_path,
-    parse_time,
+    list_at,
     wide,
 )
-from fakeapi.printers.columns import human_duration as _human
+from fakeapi.printers.spec import human_duration as _human
 
 
 def _ratio(ready: str, total: str) -> Any:
@@ -43,14 +43,14 @@ def _int(path: str) -> Any:
 
 def _containers(path: str) -> Any:
     def cell(obj: Obj, _: RowContext) -> Cell:
-        return ",".join(str(c.get("name") or "") for c in _list(obj, path))
+        return ",".join(str(c.get("name") or "") for c in list_at(obj, path))
 
     return cell
 
 
 def _images(path: str) -> Any:
     def cell(obj: Obj, _: RowContext) -> Cell:
-        return ",".join(str(c.get("image") or "") for c in _list(obj, path))
+        return ",".join(str(c.get("image") or "") for c in list_at(obj, path))
 
     return cell
 
@@ -83,7 +83,7 @@ def _selector(path: str) -> Any:
 
 def _map_selector(path: str) -> Any:
     def cell(obj: Obj, _: RowContext) -> Cell:
-        found = _dict(obj, path)
+        found = dict_at(obj, path)
         return ",".join(f"{k}={v}" for k, v in sorted(found.items())) or "<none>"
 
     return cell
@@ -152,7 +152,7 @@ DAEMON_SET = TableSpec((
 
 
 def _controller(obj: Obj, _: RowContext) -> Cell:
-    for ref in _list(obj, "metadata.ownerReferences"):
+    for ref in list_at(obj, "metadata.ownerReferences"):
         if ref.get("controller"):
             group = str(ref.get("apiVersion") or "").rpartition("/")[0]
             kind = str(ref.get("kind") or "").lower()
@@ -169,7 +169,7 @@ CONTROLLER_REVISION = TableSpec((
 
 
 def _conditions_true(obj: Obj) -> set[str]:
-    return {str(c.get("type")) for c in _list(obj, "status.conditions")
+    return {str(c.get("type")) for c in list_at(obj, "status.conditions")
             if c.get("status") == "True"}
 
 
@@ -198,10 +198,10 @@ def _completions(job: Obj, _: RowContext) -> Cell:
 
 
 def _duration(job: Obj, ctx: RowContext) -> Cell:
-    start = parse_time(get_path(job, "status.startTime"))
+    start = parse_time_or_none(get_path(job, "status.startTime"))
     if start is None:
         return ""
-    end = parse_time(get_path(job, "status.completionTime"))
+    end = parse_time_or_none(get_path(job, "status.completionTime"))
     now = ctx.now if ctx.now.tzinfo else ctx.now.replace(tzinfo=start.tzinfo)
     return _human((end or now) - start)
 
@@ -223,7 +223,7 @@ def _last_schedule(cron: Obj, ctx: RowContext) -> Cell:
 
 
 def _active(cron: Obj, _: RowContext) -> Cell:
-    return len(_list(cron, "status.active"))
+    return len(list_at(cron, "status.active"))
 
 
 CRON_JOB = TableSpec((
@@ -247,7 +247,7 @@ def _external_ip(svc: Obj, _: RowContext) -> Cell:
         return str(get_path(svc, "spec.externalName") or "<none>")
     if kind == "LoadBalancer":
         ingress = [str(i.get("ip") or i.get("hostname") or "")
-                   for i in _list(svc, "status.loadBalancer.ingress")]
+                   for i in list_at(svc, "status.loadBalancer.ingress")]
         found = ingress + external
         return ",".join(found) if found else "<pending>"
     return ",".join(external) or "<none>"
@@ -255,7 +255,7 @@ def _external_ip(svc: Obj, _: RowContext) -> Cell:
 
 def _ports(svc: Obj, _: RowContext) -> Cell:
     parts = []
-    for port in _list(svc, "spec.ports"):
+    for port in list_at(svc, "spec.ports"):
         text = f"{port.get('port')}"
         if port.get("nodePort"):
             text += f":{port['nodePort']}"
@@ -276,9 +276,9 @@ SERVICE = TableSpec((
 
 def _endpoints(ep: Obj, _: RowContext) -> Cell:
     found = []
-    for subset in _list(ep, "subsets"):
-        ports = [p.get("port") for p in _list(subset, "ports")] or [None]
-        for address in _list(subset, "addresses"):
+    for subset in list_at(ep, "subsets"):
+        ports = [p.get("port") for p in list_at(subset, "ports")] or [None]
+        for address in list_at(subset, "addresses"):
             for port in ports:
                 found.append(f"{address.get('ip')}:{port}" if port else str(address.get("ip")))
     shown = ",".join(found[:3])
@@ -289,12 +289,12 @@ ENDPOINTS = TableSpec((NAME, col("Endpoints", _endpoints, "Addresses and ports."
 
 
 def _slice_ports(es: Obj, _: RowContext) -> Cell:
-    ports = [str(p.get("port")) for p in _list(es, "ports") if p.get("port") is not None]
+    ports = [str(p.get("port")) for p in list_at(es, "ports") if p.get("port") is not None]
     return ",".join(ports) or "<unset>"
 
 
 def _slice_endpoints(es: Obj, _: RowContext) -> Cell:
-    found = [str(a) for e in _list(es, "endpoints") for a in e.get("addresses") or []]
+    found = [str(a) for e in list_at(es, "endpoints") for a in e.get("addresses") or []]
     shown = ",".join(found[:3])
     return (shown + f" + {len(found) - 3} more...") if len(found) > 3 else shown or "<unset>"
 
@@ -309,7 +309,7 @@ ENDPOINT_SLICE = TableSpec((
 
 
 def _secret_data(secret: Obj, _: RowContext) -> Cell:
-    return len(_dict(secret, "data"))
+    return len(dict_at(secret, "data"))
 
 
 SECRET = TableSpec((
@@ -331,7 +331,7 @@ def _access_modes(path: str) -> Any:
 
 
 def _claim_ref(pv: Obj, _: RowContext) -> Cell:
-    ref = _dict(pv, "spec.claimRef")
+    ref = dict_at(pv, "spec.claimRef")
     return f"{ref.get('namespace')}/{ref.get('name')}" if ref else ""
 
 
@@ -395,17 +395,17 @@ POD_DISRUPTION_BUDGET = TableSpec((
 
 
 def _ingress_hosts(ing: Obj, _: RowContext) -> Cell:
-    hosts = [str(r.get("host")) for r in _list(ing, "spec.rules") if r.get("host")]
+    hosts = [str(r.get("host")) for r in list_at(ing, "spec.rules") if r.get("host")]
     return ",".join(hosts) or "*"
 
 
 def _ingress_address(ing: Obj, _: RowContext) -> Cell:
     return ",".join(str(i.get("ip") or i.get("hostname") or "")
-                    for i in _list(ing, "status.loadBalancer.ingress"))
+                    for i in list_at(ing, "status.loadBalancer.ingress"))
 
 
 def _ingress_ports(ing: Obj, _: RowContext) -> Cell:
-    return "80, 443" if _list(ing, "spec.tls") else "80"
+    return "80, 443" if list_at(ing, "spec.tls") else "80"
 
 
 INGRESS = TableSpec((
@@ -419,7 +419,7 @@ INGRESS = TableSpec((
 
 
 def _parameters(ic: Obj, _: RowContext) -> Cell:
-    ref = _dict(ic, "spec.parameters")
+    ref = dict_at(ic, "spec.parameters")
     if not ref:
         return "<none>"
     group = ref.get("apiGroup")
@@ -466,7 +466,7 @@ CUSTOM_RESOURCE_DEFINITION = TableSpec((NAME, CREATED_AT))
 
 
 def _csr_condition(csr: Obj, _: RowContext) -> Cell:
-    found = [str(c.get("type")) for c in _list(csr, "status.conditions")
+    found = [str(c.get("type")) for c in list_at(csr, "status.conditions")
              if c.get("status", "True") == "True"]
     if get_path(csr, "status.certificate"):
         found.append("Issued")
@@ -491,7 +491,7 @@ CERTIFICATE_SIGNING_REQUEST = TableSpec((
 
 
 def _hpa_reference(hpa: Obj, _: RowContext) -> Cell:
-    ref = _dict(hpa, "spec.scaleTargetRef")
+    ref = dict_at(hpa, "spec.scaleTargetRef")
     return f"{ref.get('kind') or ''}/{ref.get('name') or ''}"
 
 
@@ -499,15 +499,15 @@ def _hpa_targets(hpa: Obj, _: RowContext) -> Cell:
     """Same as upstream's formatHPAMetrics for the common resource metrics: current/target
     (`<unknown>` until the metrics pipeline reports)."""
     current = {str(get_path(m, "resource.name")): m.get("resource") or {}
-               for m in _list(hpa, "status.currentMetrics") if m.get("type") == "Resource"}
+               for m in list_at(hpa, "status.currentMetrics") if m.get("type") == "Resource"}
     parts = []
-    for metric in _list(hpa, "spec.metrics"):
+    for metric in list_at(hpa, "spec.metrics"):
         if metric.get("type") != "Resource":
             parts.append("<unknown>/<unknown>")
             continue
         name = str(get_path(metric, "resource.name"))
-        target = _dict(metric, "resource.target")
-        seen = _dict(current.get(name) or {}, "current")
+        target = dict_at(metric, "resource.target")
+        seen = dict_at(current.get(name) or {}, "current")
         if target.get("averageUtilization") is not None:
             now = seen.get("averageUtilization")
             parts.append(f"{name}: {now if now is not None else '<unknown>'}%/"
@@ -531,7 +531,7 @@ HORIZONTAL_POD_AUTOSCALER = TableSpec((
 
 def _quota(limits: bool) -> Any:
     def cell(quota: Obj, _: RowContext) -> Cell:
-        hard, used = _dict(quota, "spec.hard"), _dict(quota, "status.used")
+        hard, used = dict_at(quota, "spec.hard"), dict_at(quota, "status.used")
         return ", ".join(f"{name}: {used.get(name, '0')}/{value}"
                          for name, value in sorted(hard.items())
                          if name.startswith("limits.") is limits)

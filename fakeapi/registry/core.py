@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakeapi.machinery.clock import rfc3339
 from fakeapi.machinery.errors import Cause, bad_request, conflict, field_required, forbidden
+from fakeapi.machinery.timestamps import rfc3339
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.strategy import CreateSubresourceStrategy, Obj, StatusStrategy, Strategy
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakeapi.machinery.clock import rfc3339
 from fakeapi.machinery.errors import Cause, bad_request, invalid
 from fakeapi.machinery.field import immutable
+from fakeapi.machinery.timestamps import rfc3339
 from fakeapi.registry import custom_kinds
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.strategy import Obj, StatusStrategy, Strategy, ViewStrategy

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from fakeapi.machinery.selectors import FieldRules, _path_getter
-from fakeapi.printers.columns import AGE, NAME, Cell, Column, RowContext, TableSpec
+from fakeapi.printers.spec import AGE, NAME, Cell, Column, RowContext, TableSpec
 from fakeapi.registry.kinds import ALL_VERBS, Kind
 
 Obj = dict[str, Any]

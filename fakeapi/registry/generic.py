@@ -19,7 +19,6 @@ import orjson
 
 from fakeapi.auth.rbac import Authorizer
 from fakeapi.machinery import names
-from fakeapi.machinery.clock import rfc3339
 from fakeapi.machinery.decode import check_type_meta, decode_body, json_copy, require_object
 from fakeapi.machinery.errors import (
     ApiError,
@@ -39,6 +38,7 @@ from fakeapi.machinery.features import FeatureGates
 from fakeapi.machinery.field import not_supported
 from fakeapi.machinery.jsonio import dumps
 from fakeapi.machinery.randomness import RandomBits, RandomSource
+from fakeapi.machinery.timestamps import rfc3339
 from fakeapi.machinery.watchtypes import ADDED, DELETED, MODIFIED
 from fakeapi.patching import apply as ssa
 from fakeapi.patching.patch import apply_patch

@@ -20,7 +20,7 @@ from fakeapi.machinery.gvk import ResourceType
 from fakeapi.machinery.selectors import FieldRules
 from fakeapi.printers import columns
 from fakeapi.printers import workloads as wc
-from fakeapi.printers.columns import TableSpec
+from fakeapi.printers.spec import TableSpec
 from fakeapi.schema import dropfields
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")

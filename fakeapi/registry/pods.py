@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from fakeapi.auth.rbac import selector_matches
-from fakeapi.machinery.clock import rfc3339
 from fakeapi.machinery.errors import ApiError, Cause, bad_request, field_required, forbidden
+from fakeapi.machinery.selectors import label_selector_matches
+from fakeapi.machinery.timestamps import rfc3339
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.strategy import (
     ActionStrategy,
@@ -50,7 +50,7 @@ class EvictionStrategy(ActionStrategy):
             raise bad_request("deleteOptions must be an object")
         if not self._can_ignore_budget(current):
             budgets = [p for p in self.env.scan(PDBS, namespace)
-                       if selector_matches((p.get("spec") or {}).get("selector"),
+                       if label_selector_matches((p.get("spec") or {}).get("selector"),
                                            meta.get("labels") or {})]
             if len(budgets) > 1:
                 raise ApiError(500, "InternalError", "This pod has more than one "

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from fakeapi.auth import authz
 from fakeapi.machinery import names
-from fakeapi.machinery.clock import rfc3339
 from fakeapi.machinery.errors import Cause
 from fakeapi.machinery.errors import invalid as invalid_error
 from fakeapi.machinery.field import immutable, invalid
+from fakeapi.machinery.timestamps import rfc3339
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.defaults import decode_defaults
 from fakeapi.registry.strategy import Obj, SpecStrategy, StatusStrategy

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from fakeapi.auth.authn import UserInfo
-from fakeapi.auth.rbac import Attributes, Authorizer, Rule
+from fakeapi.auth.rbac import Authorizer
+from fakeapi.auth.rules import Attributes, PolicyRule
 from fakeapi.auth.tokens import API_AUDIENCES
 from fakeapi.machinery.decode import check_type_meta, object_member, require_object
 from fakeapi.machinery.errors import ApiError, Cause, bad_request, field_invalid, invalid
@@ -112,7 +113,7 @@ def subject_access_review(kind: Kind, body: Obj, user: UserInfo, authorizer: Aut
     return _respond(kind, body, _access_status(authorizer, _attributes(_subject(spec), spec)))
 
 
-def _rule_wire(rule: Rule) -> tuple[str, Obj]:
+def _rule_wire(rule: PolicyRule) -> tuple[str, Obj]:
     if rule.non_resource_urls:
         return "non", {"verbs": list(rule.verbs), "nonResourceURLs": list(rule.non_resource_urls)}
     out: Obj = {"verbs": list(rule.verbs), "apiGroups": list(rule.api_groups),

@@ -7,9 +7,9 @@ import base64
 import ipaddress
 from typing import Any
 
-from fakeapi.auth.rbac import selector_matches
 from fakeapi.machinery.errors import Cause, bad_request, invalid
 from fakeapi.machinery.field import child, forbidden, immutable, not_supported, required
+from fakeapi.machinery.selectors import label_selector_matches
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.strategy import Obj, SpecStrategy, Strategy, ViewStrategy
 
@@ -45,7 +45,7 @@ class PodControllerStrategy(SpecStrategy):
             return [required("spec.selector")]
         labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
         causes = []
-        if not selector_matches(selector, labels):
+        if not label_selector_matches(selector, labels):
             causes.append(Cause("spec.template.metadata.labels", "Invalid value: "
                                 f"map[string]string{_go_map(labels)}: `selector` does not "
                                 "match template `labels`"))

@@ -14,8 +14,9 @@ import logging
 from typing import Any
 
 from fakeapi.client import Client
-from fakeapi.machinery.clock import Clock, rfc3339
+from fakeapi.machinery.clock import Clock
 from fakeapi.machinery.errors import ApiError
+from fakeapi.machinery.timestamps import rfc3339
 
 Obj = dict[str, Any]
 NORMAL = "Normal"

@@ -16,9 +16,7 @@ objects, so the walk is a dict lookup and a type test per field.
 
 from __future__ import annotations
 
-import datetime
 import functools
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,6 +24,9 @@ import orjson
 
 from fakeapi.machinery.decode import go_quote, json_kind
 from fakeapi.machinery.errors import ApiError, bad_request
+from fakeapi.machinery.quantity import FORMAT_WRONG
+from fakeapi.machinery.quantity import quantity_error as _quantity_grammar_error
+from fakeapi.machinery.timestamps import RFC3339, RFC3339_MICRO, canonical_time, time_error
 from fakeapi.schema.schemas import Schema, get_schemas, types_of
 
 MODES = ("Strict", "Warn", "Ignore")
@@ -49,9 +50,6 @@ _INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
 _TIME_DEF = "io.k8s.apimachinery.pkg.apis.meta.v1.Time"
 _MICRO_TIME_DEF = "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"
 _OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
-
-RFC3339 = "2006-01-02T15:04:05Z07:00"
-RFC3339_MICRO = "2006-01-02T15:04:05.000000Z07:00"
 
 
 class _Node:
@@ -175,11 +173,6 @@ class _Fatal(Exception):
     """An error that stops decoding at once (custom unmarshalers' errors, as in Go)."""
 
 
-def _go_quote(s: str) -> str:
-    out = s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
-    return f'"{out}"'
-
-
 def _number_text(v: Any) -> str:
     if isinstance(v, float):
         text = repr(v)
@@ -187,114 +180,10 @@ def _number_text(v: Any) -> str:
     return str(v)
 
 
-_QUANTITY_FORMAT = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
-_QUANTITY_WRONG = f"quantities must match the regular expression '{_QUANTITY_FORMAT}'"
-_QUANTITY_SUFFIX = "unable to parse quantity's suffix"
-_QUANTITY_SUFFIXES = frozenset(
-    ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m", "k", "M", "G", "T", "P", "E"])
-_SUFFIX_CHARS = frozenset("eEinumkKMGTP")
-_DIGITS = frozenset("0123456789")
-_EXPONENT_RE = re.compile(r"[eE][-+]?[0-9]+")
-
-
 def quantity_error(text: str) -> str | None:
-    """Why upstream ParseQuantity rejects `text` (None when it parses).
-
-    Mirrors upstream's hand-written scanner: sign, digits, optional `.digits`, then a suffix
-    made of `eEinumkKMGTP` letters, an optional sign and digits; anything after that is a
-    format error, and a suffix that is neither SI, binary nor `e<int>` is a suffix error.
-    """
-    s = text.strip()
-    if not s:
-        return _QUANTITY_WRONG
-    n = len(s)
-    pos = 1 if s[0] in "+-" else 0
-    while pos < n and s[pos] in _DIGITS:
-        pos += 1
-    if pos < n and s[pos] == ".":
-        pos += 1
-        while pos < n and s[pos] in _DIGITS:
-            pos += 1
-    suffix_start = pos
-    while pos < n and s[pos] in _SUFFIX_CHARS:
-        pos += 1
-    if pos < n and s[pos] in "+-":
-        pos += 1
-    while pos < n and s[pos] in _DIGITS:
-        pos += 1
-    if pos < n:
-        return _QUANTITY_WRONG
-    suffix = s[suffix_start:]
-    if suffix in _QUANTITY_SUFFIXES or _EXPONENT_RE.fullmatch(suffix):
-        return None
-    return _QUANTITY_SUFFIX
-
-
-_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
-
-
-def time_error(value: str, layout: str = RFC3339) -> str | None:
-    """Go time.Parse's error for `value` against RFC3339 (or RFC3339Micro); None if valid."""
-
-    def fail(elem_value: str, elem_layout: str) -> str:
-        return (f"parsing time {_go_quote(value)} as {_go_quote(layout)}: cannot parse "
-                f"{_go_quote(elem_value)} as {_go_quote(elem_layout)}")
-
-    def out_of_range(what: str) -> str:
-        return f"parsing time {_go_quote(value)}: {what} out of range"
-
-    def num(s: str, fixed: bool) -> tuple[int, str] | None:
-        if not s[:1].isdigit() or not s[:1].isascii():
-            return None
-        if not s[1:2].isdigit() or not s[1:2].isascii():
-            return None if fixed else (int(s[0]), s[1:])
-        return int(s[:2]), s[2:]
-
-    rest = value
-    if len(rest) < 4 or not rest[:4].isdigit() or not rest[:4].isascii():
-        return fail(rest, "2006")
-    year, rest = int(rest[:4]), rest[4:]
-    fields: list[int] = []
-    for lit, elem, fixed, lo, hi, what in (
-            ("-", "01", True, 1, 12, "month"), ("-", "02", True, 1, 31, ""),
-            ("T", "15", False, 0, 23, "hour"), (":", "04", True, 0, 59, "minute"),
-            (":", "05", True, 0, 59, "second")):
-        if not rest.startswith(lit):
-            return fail(rest, lit)
-        rest = rest[len(lit):]
-        got = num(rest, fixed)
-        if got is None:
-            return fail(rest, elem)
-        n, rest = got
-        if what and not lo <= n <= hi:
-            return out_of_range(what)
-        fields.append(n)
-    micro = layout == RFC3339_MICRO
-    if micro:
-        if len(rest) < 7:
-            return fail(rest, ".000000")
-        if rest[0] not in ".," or not rest[1:7].isdigit() or not rest[1:7].isascii():
-            return fail(rest, ".000000")
-        rest = rest[7:]
-    elif len(rest) >= 2 and rest[0] in ".," and rest[1].isdigit():
-        n = 2
-        while n < len(rest) and rest[n].isdigit():
-            n += 1
-        rest = rest[n:]
-    if rest.startswith("Z"):
-        rest = rest[1:]
-    else:
-        if (len(rest) < 6 or rest[3] != ":" or rest[0] not in "+-"
-                or num(rest[1:3], True) is None or num(rest[4:6], True) is None):
-            return fail(rest, "Z07:00")
-        rest = rest[6:]
-    if rest:
-        return f"parsing time {_go_quote(value)}: extra text: {_go_quote(rest)}"
-    month, day = fields[0], fields[1]
-    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-    if day < 1 or day > _DAYS[month - 1] + (1 if month == 2 and leap else 0):
-        return out_of_range("day")
-    return None
+    """Why upstream's JSON decoding of a Quantity rejects `text` (None when it parses): the
+    surrounding whitespace trimmed (UnmarshalJSON), then ParseQuantity's grammar."""
+    return _quantity_grammar_error(text.strip())
 
 
 _B64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
@@ -522,7 +411,7 @@ class _Checker:
         elif cls is int or cls is float:
             err = quantity_error(_number_text(v))
         else:
-            err = _QUANTITY_WRONG
+            err = FORMAT_WRONG
         if err is not None:
             raise _Fatal(err)
         return v
@@ -546,7 +435,7 @@ class _Checker:
         err = time_error(v, node.layout)
         if err is not None:
             raise _Fatal(err)
-        return _canonical_time(v, node.layout)
+        return canonical_time(v, node.layout)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -556,21 +445,7 @@ def _quantity_ok(text: str) -> bool:
 
 @functools.lru_cache(maxsize=4096)
 def _time_ok(text: str, layout: str) -> bool:
-    return time_error(text, layout) is None and _canonical_time(text, layout) == text
-
-
-@functools.lru_cache(maxsize=4096)
-def _canonical_time(text: str, layout: str) -> str:
-    """Same as upstream's round trip through metav1.Time: UTC, `Z`, whole seconds
-    (MicroTime keeps six fraction digits)."""
-    try:
-        t = datetime.datetime.fromisoformat(text.replace("z", "Z").replace("Z", "+00:00"))
-    except ValueError:
-        return text  # valid for Go but not for Python (e.g. leap second): keep as sent
-    t = t.astimezone(datetime.UTC)
-    if layout == RFC3339_MICRO:
-        return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return time_error(text, layout) is None and canonical_time(text, layout) == text
 
 
 def _valid(v: Any, node: _Node) -> bool:

@@ -23,8 +23,9 @@ from typing import Any
 import orjson
 from sortedcontainers import SortedDict
 
-from fakeapi.machinery.clock import Clock, rfc3339
+from fakeapi.machinery.clock import Clock
 from fakeapi.machinery.jsonio import dumps, note_stored
+from fakeapi.machinery.timestamps import rfc3339
 from fakeapi.machinery.watchtypes import ADDED, DELETED
 from fakeapi.storage.log import Event, EventLog
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from fractions import Fraction
 
+from fakeapi.machinery.quantity import Quantity, binary
+
 from .devices import Capacity, Device
-from .quantity import Quantity, binary
 
 Consumed = dict[str, Fraction]
 

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from fakeapi import cel
+from fakeapi.machinery.quantity import Quantity, parse
 
-from .quantity import Quantity, parse
 from .selectors import Expression
 
 Obj = Mapping[str, Any]

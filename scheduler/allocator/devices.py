@@ -9,8 +9,7 @@ from typing import Any
 
 from fakeapi import cel
 from fakeapi.kube.nodeselector import NodeSelector, NodeSelectorError
-
-from .quantity import Quantity, parse
+from fakeapi.machinery.quantity import Quantity, parse
 
 Obj = Mapping[str, Any]
 

@@ -8,9 +8,10 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from fakeapi.machinery.quantity import parse
+
 from .claims import EXACT_COUNT
 from .inventory import DEVICE_CLASS_PREFIX, Inventory
-from .quantity import parse
 
 Obj = Mapping[str, Any]
 

@@ -16,6 +16,7 @@ from typing import Any
 import scheduler.allocator.capacity as capacity
 import scheduler.allocator.diagnostics as why
 from fakeapi.kube.taints import untolerated
+from fakeapi.machinery.quantity import Quantity
 
 from .claims import ClaimPlan, Request
 from .constraints import AttributeConstraint
@@ -25,7 +26,6 @@ from .errors import AllocationError, AllocationTimeout
 from .features import AllocatorFeatures
 from .inventory import CompiledClass
 from .pools import NodeView, Pool
-from .quantity import Quantity
 from .selectors import Expression, derived, matches_all, peek_all
 from .state import AllocatedState
 

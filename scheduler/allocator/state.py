@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-from .quantity import parse
+from fakeapi.machinery.quantity import parse
 
 Obj = Mapping[str, Any]
 

@@ -7,7 +7,6 @@ overrides and `expect_pool`: fields of the one pool (a null value: the field is 
 
 from __future__ import annotations
 
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -80,31 +79,3 @@ def test_pool_status(case: Obj) -> None:
             assert field not in pool, pool
         else:
             assert pool.get(field) == want, (field, pool)
-
-
-@pytest.mark.parametrize("value,binary,text", [
-    (Fraction(0), True, "0"),
-    (Fraction(30 * 2**30), True, "30Gi"),
-    (Fraction(1536), True, "1536"),
-    (Fraction(512), True, "512"),
-    (Fraction(2000), False, "2k"),
-    (Fraction(1500), False, "1500"),
-    (Fraction(1, 2), False, "500m"),
-    (Fraction(1, 2), True, "500m"),
-    (Fraction(3 * 10**9), False, "3G"),
-    (Fraction(-2048), True, "-2Ki"),
-    (Fraction(1, 3 * 10**9), False, "1n"),
-])
-def test_quantities_print_as_upstream_canonicalizes_them(value: Fraction, binary: bool,
-                                                          text: str) -> None:
-    assert poolstatus.format_quantity(value, binary=binary) == text
-
-
-def test_a_sum_keeps_the_format_of_its_first_term() -> None:
-    amount = poolstatus.Amount()
-    amount.add("512Mi")
-    amount.add("1536M")
-    assert str(amount) == str(poolstatus.format_quantity(amount.value, binary=True))
-    other = poolstatus.Amount()
-    other.add("2G")
-    assert str(other.minus(amount)) == "0"  # never negative

@@ -12,7 +12,8 @@ import zoneinfo
 
 import pytest
 
-from fakeapi.machinery.clock import RealClock, SettleTimeout, VirtualClock, rfc3339
+from fakeapi.machinery.clock import RealClock, SettleTimeout, VirtualClock
+from fakeapi.machinery.timestamps import rfc3339
 
 
 def _plain(t: dt.datetime) -> str:

@@ -10,14 +10,17 @@ from typing import Any
 
 import pytest
 
-from fakeapi.auth import authz, rbac
+from fakeapi.auth import authz, bootstrap, rbac, rules
 from fakeapi.auth.authn import NODE_NAME_KEY, UserInfo, service_account
-from fakeapi.auth.rbac import Attributes, Authorizer, Policy, Rule
+from fakeapi.auth.bootstrap import rule
+from fakeapi.auth.rbac import Authorizer, Policy
+from fakeapi.auth.rules import Attributes, PolicyRule
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.http.server import create_app
 from fakeapi.machinery.clock import RealClock
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.features import FeatureGates
+from fakeapi.machinery.selectors import label_selector_matches
 from fakeapi.machinery.watchtypes import ADDED, DELETED, MODIFIED
 from fakeapi.registry import reviews
 from fakeapi.registry.context import RequestContext
@@ -102,7 +105,7 @@ RULES = [
 @pytest.mark.parametrize(("rule", "request_", "allowed"), [r[1:] for r in RULES],
                          ids=[r[0] for r in RULES])
 def test_rule_allows(rule: Obj, request_: Attributes, allowed: bool) -> None:
-    assert Rule.from_wire(rule).allows(request_) is allowed
+    assert PolicyRule.from_wire(rule).allows(request_) is allowed
 
 
 SELECTORS = [
@@ -121,7 +124,7 @@ SELECTORS = [
 
 @pytest.mark.parametrize(("selector", "labels", "match"), SELECTORS)
 def test_aggregation_selectors(selector: Any, labels: dict, match: bool) -> None:
-    assert rbac.selector_matches(selector, labels) is match
+    assert label_selector_matches(selector, labels) is match
 
 
 # --- bindings ---------------------------------------------------------------------------
@@ -161,18 +164,18 @@ def sa(name: str, ns: str = "") -> Obj:
     return out
 
 
-READ_PODS = rbac.rule(rbac.READ, ("",), ("pods",))
-READ_CLAIMS = rbac.rule(rbac.READ, (RC,), ("resourceclaims",))
-WRITE_CMS = rbac.rule(rbac.WRITE, ("",), ("configmaps",))
+READ_PODS = rule(bootstrap.READ, ("",), ("pods",))
+READ_CLAIMS = rule(bootstrap.READ, (RC,), ("resourceclaims",))
+WRITE_CMS = rule(bootstrap.WRITE, ("",), ("configmaps",))
 POLICY = Policy(
     cluster_roles=[
         role("pod-reader", [READ_PODS]),
         role("claims", [READ_CLAIMS], labels={"agg": "yes"}),
         role("cms", [WRITE_CMS], labels={"agg": "yes", "outer": "yes"}),
-        role("aggregated", [rbac.rule(("*",), ("*",), ("*",))],  # stored rules are replaced
+        role("aggregated", [rule(("*",), ("*",), ("*",))],  # stored rules are replaced
              aggregate=[{"matchLabels": {"agg": "yes"}}], labels={"outer": "yes"}),
         role("outer", [], aggregate=[{"matchLabels": {"outer": "yes"}}]),
-        role("urls", [rbac.rule(("get",), urls=("/healthz", "/apis/*"))]),
+        role("urls", [rule(("get",), urls=("/healthz", "/apis/*"))]),
     ],
     roles=[role("ns-cms", [WRITE_CMS], ns="team")],
     cluster_role_bindings=[
@@ -244,8 +247,8 @@ def test_policy_decisions(request_: Attributes, allowed: bool, reason: str | Non
 
 def test_rules_for_lists_cluster_then_namespace_rules_by_binding_name() -> None:
     result = POLICY.rules_for(ALICE, "team")
-    assert result.rules == [Rule.from_wire(rbac.rule(("get",), urls=("/healthz", "/apis/*"))),
-                            Rule.from_wire(WRITE_CMS), Rule.from_wire(READ_PODS)]
+    assert result.rules == [PolicyRule.from_wire(rule(("get",), urls=("/healthz", "/apis/*"))),
+                            PolicyRule.from_wire(WRITE_CMS), PolicyRule.from_wire(READ_PODS)]
     assert result.errors == []
     assert POLICY.rules_for(CAROL, "team").errors == [
         'clusterrole.rbac.authorization.k8s.io "does-not-exist" not found',
@@ -296,7 +299,7 @@ def test_remembered_decisions_follow_role_and_binding_changes() -> None:
 
 
 NAMED = Policy(
-    cluster_roles=[role("one-cm", [rbac.rule(("get",), ("",), ("configmaps",), names=("a",))]),
+    cluster_roles=[role("one-cm", [rule(("get",), ("",), ("configmaps",), names=("a",))]),
                    role("pod-reader", [READ_PODS])],
     role_bindings=[binding("named", "ClusterRole", "one-cm", [user("alice")], ns="team"),
                    binding("pods", "ClusterRole", "pod-reader", [user("erin")], ns="team")])
@@ -337,8 +340,8 @@ def test_unhashable_attributes_are_decided_without_being_remembered() -> None:
 
 # --- the bootstrap policy ---------------------------------------------------------------
 
-BOOT = Authorizer(lambda: Policy(cluster_roles=rbac.bootstrap_cluster_roles(),
-                                 cluster_role_bindings=rbac.bootstrap_cluster_role_bindings(),
+BOOT = Authorizer(lambda: Policy(cluster_roles=bootstrap.bootstrap_cluster_roles(),
+                                 cluster_role_bindings=bootstrap.bootstrap_cluster_role_bindings(),
                                  role_bindings=[
                                      binding(r, "ClusterRole", r, [user(r)], ns="team")
                                      for r in ("view", "edit", "admin")]))
@@ -426,8 +429,8 @@ def test_bootstrap_policy(request_: Attributes, allowed: bool) -> None:
 
 
 def test_bootstrap_objects() -> None:
-    roles = {r["metadata"]["name"]: r for r in rbac.bootstrap_cluster_roles()}
-    bindings = {b["metadata"]["name"]: b for b in rbac.bootstrap_cluster_role_bindings()}
+    roles = {r["metadata"]["name"]: r for r in bootstrap.bootstrap_cluster_roles()}
+    bindings = {b["metadata"]["name"]: b for b in bootstrap.bootstrap_cluster_role_bindings()}
     assert {"cluster-admin", "admin", "edit", "view", "system:basic-user", "system:discovery",
             "system:public-info-viewer"} <= set(roles)
     assert bindings["cluster-admin"]["subjects"] == [
@@ -435,11 +438,11 @@ def test_bootstrap_objects() -> None:
     for name in ("admin", "edit", "view"):
         assert roles[name]["rules"], name  # written as the aggregation controller would
         assert roles[name]["metadata"]["labels"]["kubernetes.io/bootstrapping"] == "rbac-defaults"
-    for sa_name, role_name in rbac.COMPONENT_ROLES.items():
+    for sa_name, role_name in bootstrap.COMPONENT_ROLES.items():
         assert role_name in roles, sa_name
     # every copy is fresh
     roles["view"]["rules"].clear()
-    assert next(r for r in rbac.bootstrap_cluster_roles()
+    assert next(r for r in bootstrap.bootstrap_cluster_roles()
                 if r["metadata"]["name"] == "view")["rules"]
 
 
@@ -538,11 +541,11 @@ def test_forbidden_status(request_: Attributes, reason: str, message: str, detai
 
 IMPERSONATOR_POLICY = Policy(
     cluster_roles=[
-        role("users", [rbac.rule(("impersonate",), ("",), ("users", "groups"))]),
-        role("sas", [rbac.rule(("impersonate",), ("",), ("serviceaccounts",))]),
-        role("extras", [rbac.rule(("impersonate",), ("authentication.k8s.io",),
+        role("users", [rule(("impersonate",), ("",), ("users", "groups"))]),
+        role("sas", [rule(("impersonate",), ("",), ("serviceaccounts",))]),
+        role("extras", [rule(("impersonate",), ("authentication.k8s.io",),
                                   ("userextras/" + NODE_NAME_KEY, "uids"))]),
-        role("only-alice", [rbac.rule(("impersonate",), ("",), ("users",), names=("alice",))]),
+        role("only-alice", [rule(("impersonate",), ("",), ("users",), names=("alice",))]),
     ],
     cluster_role_bindings=[
         binding("u", "ClusterRole", "users", [user("boss")]),
@@ -624,20 +627,20 @@ def test_impersonating_groups_without_a_user_is_an_error() -> None:
 
 UNCOVERED = [
     ("covered exactly", [READ_PODS], [READ_PODS], []),
-    ("star covers all", [rbac.rule(("*",), ("*",), ("*",))], [WRITE_CMS, READ_CLAIMS], []),
-    ("verb missing", [READ_PODS], [rbac.rule(("get", "delete"), ("",), ("pods",))],
+    ("star covers all", [rule(("*",), ("*",), ("*",))], [WRITE_CMS, READ_CLAIMS], []),
+    ("verb missing", [READ_PODS], [rule(("get", "delete"), ("",), ("pods",))],
      ['{APIGroups:[""], Resources:["pods"], Verbs:["delete"]}']),
-    ("*/sub covers res/sub", [rbac.rule(("get",), ("",), ("*/status",))],
-     [rbac.rule(("get",), ("",), ("pods/status",))], []),
-    ("res/* covers res/sub", [rbac.rule(("get",), ("",), ("pods/*",))],
-     [rbac.rule(("get",), ("",), ("pods/status",))], []),
-    ("names restrict", [rbac.rule(("get",), ("",), ("pods",), names=("a",))],
-     [rbac.rule(("get",), ("",), ("pods",), names=("a", "b"))],
+    ("*/sub covers res/sub", [rule(("get",), ("",), ("*/status",))],
+     [rule(("get",), ("",), ("pods/status",))], []),
+    ("res/* covers res/sub", [rule(("get",), ("",), ("pods/*",))],
+     [rule(("get",), ("",), ("pods/status",))], []),
+    ("names restrict", [rule(("get",), ("",), ("pods",), names=("a",))],
+     [rule(("get",), ("",), ("pods",), names=("a", "b"))],
      ['{APIGroups:[""], Resources:["pods"], ResourceNames:["b"], Verbs:["get"]}']),
-    ("named rule cannot cover all names", [rbac.rule(("get",), ("",), ("pods",), names=("a",))],
+    ("named rule cannot cover all names", [rule(("get",), ("",), ("pods",), names=("a",))],
      [READ_PODS], ['{APIGroups:[""], Resources:["pods"], Verbs:["get" "list" "watch"]}']),
-    ("urls by prefix", [rbac.rule(("get",), urls=("/apis/*",))],
-     [rbac.rule(("get",), urls=("/apis/x", "/api"))],
+    ("urls by prefix", [rule(("get",), urls=("/apis/*",))],
+     [rule(("get",), urls=("/apis/x", "/api"))],
      ['{NonResourceURLs:["/api"], Verbs:["get"]}']),
 ]
 
@@ -645,8 +648,9 @@ UNCOVERED = [
 @pytest.mark.parametrize(("owner", "servant", "missing"), [u[1:] for u in UNCOVERED],
                          ids=[u[0] for u in UNCOVERED])
 def test_uncovered(owner: list[Obj], servant: list[Obj], missing: list[str]) -> None:
-    got = rbac.uncovered([Rule.from_wire(r) for r in owner], [Rule.from_wire(r) for r in servant])
-    assert [rbac.compact_string(r) for r in got] == missing
+    got = rules.uncovered([PolicyRule.from_wire(r) for r in owner],
+                          [PolicyRule.from_wire(r) for r in servant])
+    assert [rules.compact_string(r) for r in got] == missing
 
 
 def _admit(authorizer: Authorizer, kind_id: str, new: Obj, old: Obj | None, who: UserInfo,
@@ -668,9 +672,9 @@ def _admit(authorizer: Authorizer, kind_id: str, new: Obj, old: Obj | None, who:
 
 ESC_AUTHORIZER = Authorizer(lambda: Policy(
     cluster_roles=[role("pod-reader", [READ_PODS]), role("bindable", [WRITE_CMS]),
-                   role("binder", [rbac.rule(("bind",), (rbac.GROUP,), ("clusterroles",),
+                   role("binder", [rule(("bind",), (rbac.GROUP,), ("clusterroles",),
                                              names=("bindable",))]),
-                   role("escalator", [rbac.rule(("escalate",), (rbac.GROUP,), ("roles",))])],
+                   role("escalator", [rule(("escalate",), (rbac.GROUP,), ("roles",))])],
     role_bindings=[binding("a", "ClusterRole", "pod-reader", [user("alice")], ns="team"),
                    binding("b", "ClusterRole", "binder", [user("alice")], ns="team"),
                    binding("c", "ClusterRole", "escalator", [user("alice")], ns="esc")]))
@@ -720,7 +724,7 @@ def test_escalation(kind_id: str, new: Obj, old: Obj | None, message: str | None
 
 
 def test_masters_may_escalate() -> None:
-    _admit(ESC_AUTHORIZER, rbac.CLUSTER_ROLES, role("r", [rbac.rule(("*",), ("*",), ("*",))]),
+    _admit(ESC_AUTHORIZER, rbac.CLUSTER_ROLES, role("r", [rule(("*",), ("*",), ("*",))]),
            None, UserInfo("root", groups=("system:masters",)))
 
 
@@ -782,10 +786,10 @@ def test_associated_with_node(who: UserInfo, node: str, associated: bool) -> Non
 
 CLAIM_POLICY = Authorizer(lambda: Policy(
     cluster_roles=[
-        role("binder", [rbac.rule(("update",), (RC,), ("resourceclaims/binding",))]),
-        role("assoc", [rbac.rule(("associated-node:update",), (RC,), ("resourceclaims/driver",),
+        role("binder", [rule(("update",), (RC,), ("resourceclaims/binding",))]),
+        role("assoc", [rule(("associated-node:update",), (RC,), ("resourceclaims/driver",),
                                  names=("gpu",))]),
-        role("arbitrary", [rbac.rule(("arbitrary-node:update",), (RC,),
+        role("arbitrary", [rule(("arbitrary-node:update",), (RC,),
                                      ("resourceclaims/driver",))]),
     ],
     cluster_role_bindings=[

@@ -7,7 +7,12 @@ from typing import Any
 import pytest
 
 from fakeapi.machinery.errors import ApiError
-from fakeapi.machinery.selectors import parse_field_selector, parse_label_selector
+from fakeapi.machinery.selectors import (
+    label_selector,
+    label_selector_matches,
+    parse_field_selector,
+    parse_label_selector,
+)
 from fakeapi.registry.kinds import KINDS
 from tests.conftest import KEY_NAME_MSG, VALUE_MSG
 
@@ -274,3 +279,35 @@ def test_parse_errors_come_before_label_errors() -> None:
     with pytest.raises(ApiError) as err:
         parse_field_selector("a.b=1,zzz", FIELDS["pods"])
     assert err.value.message == "invalid selector: 'a.b=1,zzz'; can't understand 'zzz'"
+
+
+@pytest.mark.parametrize(("obj", "text"), [
+    ({}, ""),
+    ({"matchLabels": {"tier": "fe", "app": "web"}}, "app=web,tier=fe"),  # sorted by key
+    ({"matchLabels": {"app": "web", "tier": "fe"}}, "app=web,tier=fe"),
+    ({"matchExpressions": [{"key": "env", "operator": "In", "values": ["prod", "qa"]}]},
+     "env in (prod,qa)"),
+    ({"matchExpressions": [{"key": "env", "operator": "NotIn", "values": ["prod"]}]},
+     "env notin (prod)"),
+    ({"matchLabels": {"app": "web"}, "matchExpressions": [
+        {"key": "gpu", "operator": "Exists"}, {"key": "spot", "operator": "DoesNotExist"}]},
+     "app=web,gpu,!spot"),
+])
+@pytest.mark.parametrize("labels", [
+    {}, {"app": "web"}, {"app": "web", "tier": "fe"}, {"env": "prod"}, {"env": "dev"},
+    {"app": "web", "gpu": ""}, {"app": "web", "gpu": "1", "spot": "yes"},
+])
+def test_a_selector_object_matches_as_its_string_form(obj: dict[str, Any], text: str,
+                                                      labels: dict[str, str]) -> None:
+    """metav1.LabelSelector objects and `labelSelector` strings share one matcher."""
+    assert label_selector(obj) is not None
+    assert str(label_selector(obj)) == str(parse_label_selector(text))
+    assert label_selector_matches(obj, labels) is parse_label_selector(text).matches(labels)
+
+
+@pytest.mark.parametrize("obj", [
+    None, "app=web", {"matchLabels": ["app"]}, {"matchExpressions": ["app"]},
+    {"matchExpressions": [{"key": "a", "operator": "Gt", "values": ["1"]}]},
+])
+def test_a_malformed_selector_object_selects_nothing(obj: Any) -> None:
+    assert label_selector(obj) is None and not label_selector_matches(obj, {"app": "web"})

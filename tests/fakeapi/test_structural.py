@@ -8,15 +8,14 @@ from typing import Any
 import pytest
 
 from fakeapi.machinery.errors import ApiError
+from fakeapi.machinery.timestamps import RFC3339_MICRO, time_error
 from fakeapi.schema.schemas import get_schemas
 from fakeapi.schema.structural import (
     MAX_STRICT_ERRORS,
-    RFC3339_MICRO,
     base64_error,
     check,
     check_duplicates,
     quantity_error,
-    time_error,
 )
 
 QUANTITY_WRONG = ("quantities must match the regular expression "

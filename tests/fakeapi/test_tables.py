@@ -12,6 +12,7 @@ import pytest
 
 from fakeapi.http import tables
 from fakeapi.printers import columns
+from fakeapi.printers.spec import human_duration, since
 from fakeapi.registry.kinds import KINDS, Kind
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
@@ -67,7 +68,7 @@ DURATIONS = [
 
 @pytest.mark.parametrize(("delta", "expected"), DURATIONS, ids=[e for _, e in DURATIONS])
 def test_human_duration(delta: timedelta, expected: str) -> None:
-    assert columns.human_duration(delta) == expected
+    assert human_duration(delta) == expected
 
 
 @pytest.mark.parametrize(
@@ -82,11 +83,11 @@ def test_human_duration(delta: timedelta, expected: str) -> None:
     ],
 )
 def test_since(value: object, expected: str) -> None:
-    assert columns.since(value, NOW) == expected
+    assert since(value, NOW) == expected
 
 
 def test_since_accepts_naive_now_as_utc() -> None:
-    assert columns.since(ago(hours=3), NOW.replace(tzinfo=None)) == "3h"
+    assert since(ago(hours=3), NOW.replace(tzinfo=None)) == "3h"
 
 
 # --- column definitions -----------------------------------------------------------------------

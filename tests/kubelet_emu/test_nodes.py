@@ -7,7 +7,8 @@ from pathlib import Path
 
 from fakeapi.client import Client
 from fakeapi.controlplane import ControlPlane
-from fakeapi.machinery.clock import VirtualClock, parse_time
+from fakeapi.machinery.clock import VirtualClock
+from fakeapi.machinery.timestamps import parse_time
 from tests.kubelet_emu.harness import (
     CLASSES,
     LEASES,

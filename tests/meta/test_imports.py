@@ -149,21 +149,8 @@ def test_no_import_cycles() -> None:
     assert cycles == []
 
 
-KNOWN = {
-    # the value layer's one time module and one selector matcher replace these (issue 15)
-    "controllers.cronjob -> fakeapi.printers.columns (component may not import printers)",
-    "controllers.daemonset -> fakeapi.auth.rbac (component may not import auth)",
-    "controllers.disruption -> fakeapi.auth.rbac (component may not import auth)",
-    "controllers.disruption -> fakeapi.printers.columns (component may not import printers)",
-    "controllers.job -> fakeapi.printers.columns (component may not import printers)",
-    "controllers.replicaset -> fakeapi.auth.rbac (component may not import auth)",
-}
-
-
 def test_imports_keep_the_layers() -> None:
-    found = violations(GRAPH)
-    assert [v for v in found if v not in KNOWN] == []
-    assert KNOWN <= set(found), "a known violation is gone: take it off KNOWN"
+    assert violations(GRAPH) == []
 
 
 @pytest.mark.parametrize(("graph", "expected"), [

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from fakeapi.machinery.quantity import BINARY_SI, Quantity, parse
 from scheduler.allocator import (
     CAUSES,
     AllocatedState,
@@ -21,7 +22,6 @@ from scheduler.allocator import (
     extended_resource_request,
     is_dra_extended_resource_name,
 )
-from scheduler.allocator.quantity import format_quantity, parse
 
 Obj = dict[str, Any]
 
@@ -38,8 +38,8 @@ def test_quantities_in_upstreams_canonical_form(text: str, canonical: str) -> No
 
 
 def test_binary_rounding_values() -> None:
-    assert format_quantity(Fraction(4), "BinarySI") == "4"
-    assert format_quantity(Fraction(6 * 2**30), "BinarySI") == "6Gi"
+    assert str(Quantity(Fraction(4), BINARY_SI)) == "4"
+    assert str(Quantity(Fraction(6 * 2**30), BINARY_SI)) == "6Gi"
     assert parse("3").int_value() == 3 and parse("2500m").int_value() == 3
 
 
