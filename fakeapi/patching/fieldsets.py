@@ -145,13 +145,15 @@ def _keys(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     return list(a) + [k for k in b if k not in a]
 
 
-def scope(fs: FieldSet, subresource: str) -> FieldSet:
-    """The part of a set a write through `subresource` may own (upstream reset fields)."""
+def scope(d: dict[str, Any], subresource: str, status: str = "f:status") -> dict[str, Any]:
+    """The part of a field set (or, with `status="status"`, of an object) a write through
+    `subresource` may own (upstream reset fields): `/status` only `status`, the main resource
+    everything else. `d` itself when nothing is left out."""
     if subresource == "status":
-        return {"f:status": fs["f:status"]} if "f:status" in fs else {}
-    if "f:status" in fs:
-        return {k: v for k, v in fs.items() if k != "f:status"}
-    return fs
+        return {status: d[status]} if status in d else {}
+    if status in d:
+        return {k: v for k, v in d.items() if k != status}
+    return d
 
 
 def diff(old: dict[str, Any], new: dict[str, Any], t: MergeType, subresource: str
@@ -221,11 +223,7 @@ def created(new: dict[str, Any], t: MergeType, subresource: str) -> FieldSet:
     every field is added)."""
     if not new or not t.granular_dict():
         return {}
-    if subresource == "status":
-        scoped = {"status": new["status"]} if "status" in new else {}
-    else:
-        scoped = {k: v for k, v in new.items() if k != "status"}
-    return _strip_meta(_added_fields(scoped, t))
+    return _strip_meta(_added_fields(scope(new, subresource, "status"), t))
 
 
 def _strip_meta(fs: FieldSet) -> FieldSet:
