@@ -17,15 +17,13 @@ client-side `last-applied-configuration` annotation, and keeps that annotation c
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
 from fakeapi.machinery import fieldpath as fp
-from fakeapi.machinery.decode import object_member
+from fakeapi.machinery.decode import json_copy, object_member
 from fakeapi.machinery.errors import ApiError, Cause, bad_request
 from fakeapi.machinery.fieldpath import FieldSet
-from fakeapi.machinery.jsonio import dumps, loads
 from fakeapi.patching.fieldsets import STRIP, compare, diff, scope, to_set
 from fakeapi.patching.managedfields import (
     APPLY,
@@ -118,7 +116,7 @@ def apply(live: dict[str, Any] | None, config: dict[str, Any], *, manager: str, 
         manager=manager, operation=APPLY, api_version=api_version, subresource=subresource,
         fields=new_set, time=now if changed or last is None or not last.time else last.time)
 
-    result = _deep_copy(merged)
+    result = json_copy(merged, lenient=True)
     if manager == KUBECTL_SSA:
         annotations = (result.get("metadata") or {}).get("annotations")
         if isinstance(annotations, dict) and annotations.get(LAST_APPLIED):
@@ -206,16 +204,9 @@ def _csa_owned(live: dict[str, Any], t: MergeType) -> FieldSet | None:
                          fp.children(r) if r else {})
 
 
-def _deep_copy(obj: Any) -> Any:
-    try:
-        return loads(dumps(obj))
-    except (TypeError, ValueError):
-        return copy.deepcopy(obj)
-
-
 def _last_applied(config: dict[str, Any]) -> str:
     """The annotation value upstream writes: the configuration without the annotation."""
-    cfg = _deep_copy(config)
+    cfg = json_copy(config, lenient=True)
     annotations = (cfg.get("metadata") or {}).get("annotations")
     if isinstance(annotations, dict):
         annotations.pop(LAST_APPLIED, None)
