@@ -38,9 +38,11 @@ from fakeapi.patching.merge import merge, prune_set, remove
 from fakeapi.patching.mergetypes import MISSING, MergeType, TypedError, compile_type
 from fakeapi.schema.schemas import Schema
 
+#: The annotation of kubectl's client-side apply.
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 #: The manager whose applies upgrade client-side apply (upstream `lastAppliedManager`).
 KUBECTL_SSA = "kubectl"
+#: The cause type of each field of a 409 apply conflict.
 CONFLICT_REASON = "FieldManagerConflict"
 
 #: Metadata the server sets: an apply never takes it from the configuration.

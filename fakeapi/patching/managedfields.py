@@ -29,10 +29,14 @@ from fakeapi.patching.fieldsets import created, diff
 from fakeapi.patching.mergetypes import compile_type
 from fakeapi.schema.schemas import Schema
 
+#: The operations of an entry: a server-side apply, or any other write.
 APPLY = "Apply"
 UPDATE = "Update"
+#: The only `fieldsType`.
 FIELDS_V1 = "FieldsV1"
+#: The manager of an untracked object's fields when it is first applied.
 BEFORE_FIRST_APPLY = "before-first-apply"
+#: The manager the oldest Update entries are folded into.
 ANCIENT_CHANGES = "ancient-changes"
 #: Upstream `DefaultMaxUpdateManagers`.
 MAX_UPDATE_MANAGERS = 10

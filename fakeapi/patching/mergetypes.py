@@ -23,6 +23,7 @@ from fakeapi.schema.schemas import Schema, get_schemas, types_of
 #: A member a value does not have (distinct from an explicit null).
 MISSING: Any = object()
 
+#: The shapes of a `MergeType` (`ANY`: a schema that does not say).
 SCALAR, STRUCT, MAP, LIST, ANY = "scalar", "struct", "map", "list", "any"
 
 # List-map key fields with a schema default upstream (the 1.37 JSON schemas drop defaults).
