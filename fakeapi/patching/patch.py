@@ -16,9 +16,8 @@ from typing import Any, ClassVar
 
 import jsonpatch
 import jsonpointer
-import orjson
 
-from fakeapi.machinery.decode import json_copy, json_kind, note_hazard, parse_json
+from fakeapi.machinery.decode import json_copy, json_kind, parse_json
 from fakeapi.machinery.errors import ApiError, bad_request
 from fakeapi.machinery.jsonio import dumps
 from fakeapi.schema.schemas import Schema, Schemas, get_schemas
@@ -98,13 +97,11 @@ class JsonSyntaxError(ValueError):
 
 
 def decode_json(body: bytes) -> Any:
-    """Decode a request body; raise JsonSyntaxError with a Go-style message when it isn't JSON."""
-    note_hazard(body)
+    """Decode a request body; raise JsonSyntaxError with a Go-style message when it isn't JSON.
+
+    `parse_json` tries orjson first and decodes the rest (deeper than orjson decodes, lone
+    surrogates, huge numbers) as Go's decoder does."""
     try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError:
-        pass
-    try:  # deeper than orjson decodes, lone surrogates, huge numbers: as Go's decoder does
         return parse_json(body)
     except ValueError as e:
         raise JsonSyntaxError(str(e)) from None

@@ -7,7 +7,7 @@ import functools
 from collections.abc import Mapping
 
 from fakeapi.auth.authn import UserInfo
-from fakeapi.patching.apply import manager_from_user_agent
+from fakeapi.patching.managedfields import manager_from_user_agent
 
 
 @dataclasses.dataclass(frozen=True)

@@ -41,6 +41,7 @@ from fakeapi.machinery.randomness import RandomBits, RandomSource
 from fakeapi.machinery.timestamps import rfc3339
 from fakeapi.machinery.watchtypes import ADDED, DELETED, MODIFIED
 from fakeapi.patching import apply as ssa
+from fakeapi.patching.managedfields import record_update
 from fakeapi.patching.patch import apply_patch
 from fakeapi.registry import custom_kinds
 from fakeapi.registry.context import RequestContext
@@ -346,7 +347,7 @@ class Registry:
             meta.pop("finalizers", None)
         if track_fields:
             meta.pop("managedFields", None)
-            ssa.record_update(None, obj, manager=ctx.manager, schema=self._schema(kind), now=now)
+            record_update(None, obj, manager=ctx.manager, schema=self._schema(kind), now=now)
         strategy.admit(obj, None, ctx)
         return self._commit(ADDED, kind, obj, ctx, created=True, warnings=warnings)
 
@@ -547,8 +548,8 @@ class Registry:
             meta.pop("finalizers", None)
         if track_fields:
             meta["managedFields"] = old_meta.get("managedFields", [])
-            ssa.record_update(old, obj, manager=ctx.manager, schema=self._schema(kind),
-                              now=rfc3339(self.store.clock.now()), subresource=subresource)
+            record_update(old, obj, manager=ctx.manager, schema=self._schema(kind),
+                          now=rfc3339(self.store.clock.now()), subresource=subresource)
         if not meta.get("managedFields"):
             meta.pop("managedFields", None)
         if meta.get("deletionTimestamp") and not strategy.finalizers_pending(obj):

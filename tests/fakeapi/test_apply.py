@@ -1,5 +1,5 @@
 """Server-side apply and managedFields bookkeeping (fakeapi.patching.apply,
-fakeapi.machinery.fieldpath)."""
+fakeapi.patching.managedfields, fakeapi.patching.fieldsets, fakeapi.machinery.fieldpath)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ import pytest
 
 from fakeapi.machinery import fieldpath as fp
 from fakeapi.machinery.errors import ApiError
-from fakeapi.patching.apply import apply, field_set, manager_from_user_agent, record_update
+from fakeapi.patching.apply import apply
+from fakeapi.patching.fieldsets import field_set
+from fakeapi.patching.managedfields import manager_from_user_agent, record_update
 from fakeapi.schema.schemas import get_schemas
 
 T0, T1, T2, T3 = ("2030-01-01T00:00:00Z", "2030-01-01T00:00:01Z", "2030-01-01T00:00:02Z",

@@ -1,11 +1,11 @@
 """The fast paths of managedFields bookkeeping equal the general three-way compare.
 
-A create walks the new object once (`apply._created`), and the compare of an update takes
-added subtrees the same way (`apply._added`). Both must give exactly what the plain three-way
-compare gives: `_reference_compare` below is that compare as it was before the fast paths,
-kept here as the oracle. Checked on every object under tests/data and on many seeded random
-mutations of them (byte-identical fieldsV1 after `fp.canonical`). `fp.difference`, which now
-visits the smaller of its two sets, is checked against its plain version the same way.
+A create walks the new object once (`fieldsets.created`), and the compare of an update
+takes added subtrees the same way (`fieldsets._added`). Both must give exactly what the plain
+three-way compare gives: `_reference_compare` below is that compare as it was before the fast
+paths, kept here as the oracle. Checked on every object under tests/data and on many seeded
+random mutations of them (byte-identical fieldsV1 after `fp.canonical`). `fp.difference`, which
+now visits the smaller of its two sets, is checked against its plain version the same way.
 """
 
 from __future__ import annotations
@@ -20,18 +20,20 @@ import pytest
 import yaml
 
 from fakeapi.machinery import fieldpath as fp
-from fakeapi.patching import apply as ssa
+from fakeapi.patching import fieldsets as fs
+from fakeapi.patching import managedfields as mf
+from fakeapi.patching import mergetypes as mt
 from fakeapi.schema.schemas import get_schemas
 
 FieldSet = dict[str, Any]
-MISSING = ssa._MISSING
+MISSING = mt.MISSING
 
 
 def _reference_compare(o: Any, n: Any, t: Any) -> tuple[FieldSet | None, FieldSet | None]:
     """Upstream `Compare` for one path, without fast paths: (changed, removed) nodes."""
     if o is not MISSING and n is not MISSING and (o is n or o == n):
         return None, None
-    ko, kn = ssa._is_container(o, t), ssa._is_container(n, t)
+    ko, kn = mt.shape_of(o, t), mt.shape_of(n, t)
     shape = kn if ko == "e" else ko
     if not shape or shape == "e" or (kn != "e" and kn != shape):
         return (None, {}) if n is MISSING else ({}, None)
@@ -40,12 +42,12 @@ def _reference_compare(o: Any, n: Any, t: Any) -> tuple[FieldSet | None, FieldSe
     if shape == "d":
         od = o if isinstance(o, dict) else {}
         nd = n if isinstance(n, dict) else {}
-        for k in ssa._keys(od, nd):
+        for k in fs._keys(od, nd):
             co, cn = od.get(k, MISSING), nd.get(k, MISSING)
             if co is not MISSING and cn is not MISSING and (co is cn or co == cn):
                 continue
             if (co is MISSING or cn is MISSING) and t.declares(k) and (
-                    k in ssa._ALWAYS_PRESENT or k in t.required):
+                    k in mt._ALWAYS_PRESENT or k in t.required):
                 other = cn if co is MISSING else co
                 if isinstance(other, (dict, list)):
                     if co is MISSING:
@@ -58,12 +60,12 @@ def _reference_compare(o: Any, n: Any, t: Any) -> tuple[FieldSet | None, FieldSe
             if r is not None:
                 rem["f:" + k] = r
     else:
-        li = ssa._index(t, o) if isinstance(o, list) else []
-        ri = ssa._index(t, n) if isinstance(n, list) else []
+        li = mt.index_items(t, o) if isinstance(o, list) else []
+        ri = mt.index_items(t, n) if isinstance(n, list) else []
         if li is None or ri is None:
             return (None, {}) if n is MISSING else ({}, None)
         oi, ni = dict(reversed(li)), dict(reversed(ri))
-        for pe in ssa._keys(oi, ni):
+        for pe in fs._keys(oi, ni):
             c, r = _reference_compare(oi.get(pe, MISSING), ni.get(pe, MISSING), t.elem())
             if c is not None:
                 chg[pe] = c
@@ -74,12 +76,12 @@ def _reference_compare(o: Any, n: Any, t: Any) -> tuple[FieldSet | None, FieldSe
 
 def _reference_diff(old: dict[str, Any], new: dict[str, Any], schema: dict[str, Any] | None,
                     subresource: str) -> tuple[FieldSet, FieldSet]:
-    """`apply._diff` over the oracle, in canonical form."""
-    c, r = _reference_compare(ssa._without_managed(old), ssa._without_managed(new),
-                              ssa._compile(schema))
+    """`fieldsets.diff` over the oracle, in canonical form."""
+    c, r = _reference_compare(mf.without_managed(old), mf.without_managed(new),
+                              mt.compile_type(schema))
     def scoped(x: FieldSet | None) -> FieldSet:
-        return fp.canonical(fp.difference(ssa._scope(fp.children(x) if x else {}, subresource),
-                                          ssa._STRIP))
+        return fp.canonical(fp.difference(fs.scope(fp.children(x) if x else {}, subresource),
+                                          fs.STRIP))
 
     return scoped(c), scoped(r)
 
@@ -127,11 +129,11 @@ def _assert_same(o: dict[str, Any], schema: dict[str, Any] | None) -> None:
     """The create fast path against the oracle, and the public function's result."""
     for subresource in ("", "status"):
         want = _reference_diff({}, o, schema, subresource)[0]
-        got = ssa._created(ssa._without_managed(o), ssa._compile(schema), subresource)
+        got = fs.created(mf.without_managed(o), mt.compile_type(schema), subresource)
         assert orjson.dumps(got) == orjson.dumps(want), (subresource, o)
     new = copy.deepcopy(o)
     new.get("metadata", {}).pop("managedFields", None)
-    out = ssa.record_update(None, new, manager="m", schema=schema, now="2030-01-01T00:00:00Z")
+    out = mf.record_update(None, new, manager="m", schema=schema, now="2030-01-01T00:00:00Z")
     want = _reference_diff({}, o, schema, "")[0]
     if not want:
         assert out == [] and "managedFields" not in new["metadata"]
@@ -145,11 +147,10 @@ def _assert_same(o: dict[str, Any], schema: dict[str, Any] | None) -> None:
 def _assert_same_diff(old: dict[str, Any], new: dict[str, Any],
                       schema: dict[str, Any] | None) -> None:
     """The compare of an update (which takes added subtrees the fast way) against the oracle."""
-    t = ssa._compile(schema)
+    t = mt.compile_type(schema)
     for subresource in ("", "status"):
         want = _reference_diff(old, new, schema, subresource)
-        chg, rem = ssa._diff(ssa._without_managed(old), ssa._without_managed(new), t,
-                             subresource)
+        chg, rem = fs.diff(mf.without_managed(old), mf.without_managed(new), t, subresource)
         got = (fp.canonical(chg), fp.canonical(rem))
         assert orjson.dumps(got) == orjson.dumps(want), (subresource, old, new)
 
@@ -222,7 +223,7 @@ def test_update_compare_matches_reference_on_mutations(seed: int) -> None:
 
 def test_create_without_fields_left_is_untracked() -> None:
     o = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}
-    assert ssa.record_update(None, o, manager="m", schema=_schema(o), now="t") == []
+    assert mf.record_update(None, o, manager="m", schema=_schema(o), now="t") == []
     assert "managedFields" not in o["metadata"]
 
 
@@ -247,9 +248,9 @@ def _reference_difference(a: FieldSet, b: FieldSet) -> FieldSet:
 def test_difference_matches_reference(seed: int) -> None:
     rng = random.Random(200 + seed)
     for _, o in OBJECTS:
-        t = ssa._compile(_schema(o))
-        sets = [ssa._to_set(o, t)[1]] + [ssa._to_set(_mutant(o, rng), t)[1] for _ in range(3)]
-        sets += [ssa._diff(o, _mutant(o, rng), t, "")[0] for _ in range(3)]
+        t = mt.compile_type(_schema(o))
+        sets = [fs.to_set(o, t)[1]] + [fs.to_set(_mutant(o, rng), t)[1] for _ in range(3)]
+        sets += [fs.diff(o, _mutant(o, rng), t, "")[0] for _ in range(3)]
         for a in sets:
             for b in sets:
                 want = _reference_difference(a, b)
