@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakeapi.registry.validation import resource as rules
+from fakeapi.registry.validation import claims, poolstatus
 from fakeapi.registry.workload_defaults import DEFAULTERS
 
 CLAIMS = "resourceclaims.resource.k8s.io"
@@ -24,11 +24,11 @@ def decode_defaults(resource_id: str, obj: Any) -> None:
         return
     spec = obj.get("spec")
     if resource_id == CLAIMS:
-        rules.default_claim_spec(spec)
+        claims.default_claim_spec(spec)
     elif resource_id == TEMPLATES and isinstance(spec, dict):
-        rules.default_claim_spec(spec.get("spec"))
+        claims.default_claim_spec(spec.get("spec"))
     elif resource_id == POOL_STATUS:
-        rules.default_rpsr_spec(spec)
+        poolstatus.default_rpsr_spec(spec)
     else:
         defaulter = DEFAULTERS.get(resource_id)
         if defaulter is not None:
