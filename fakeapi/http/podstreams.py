@@ -19,7 +19,7 @@ from aiohttp import WSMsgType, web
 from fakeapi.kube.podio import ExecRequest, ExecResult, LogRequest, PodIO
 from fakeapi.machinery.errors import ApiError, bad_request
 from fakeapi.registry.generic import Registry
-from fakeapi.registry.kinds import Kind
+from fakeapi.registry.rest import Kind
 
 STREAMED = ("log", "exec", "attach", "portforward")
 PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")

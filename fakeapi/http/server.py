@@ -51,7 +51,7 @@ from fakeapi.machinery.watchtypes import DELETED
 from fakeapi.registry import reviews
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import ListResult, WriteResult, item_object, item_raw
-from fakeapi.registry.kinds import Kind
+from fakeapi.registry.rest import Kind
 from fakeapi.storage.log import Event
 from fakeapi.storage.watch import (
     WatchSpec,

@@ -1,7 +1,7 @@
 """What the layers below the kind table know of a served kind: its group, version, kind,
 plural and scope (apimachinery's GroupVersionKind and GroupVersionResource in one).
 
-The kind table's rows (`fakeapi.registry.kinds.Kind`) extend it with everything else, so a
+The kind table's rows (`fakeapi.registry.rest.Kind`) extend it with everything else, so a
 row can be handed to any layer that needs only the type's identity.
 """
 

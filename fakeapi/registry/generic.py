@@ -42,21 +42,19 @@ from fakeapi.machinery.randomness import RandomBits, RandomSource
 from fakeapi.machinery.watchtypes import ADDED, DELETED, MODIFIED
 from fakeapi.patching import apply as ssa
 from fakeapi.patching.patch import apply_patch
-from fakeapi.registry import custom_kinds
+from fakeapi.registry import custom, custom_kinds
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.defaults import decode_defaults
-from fakeapi.registry.kinds import Kind, KindTable
-from fakeapi.registry.strategies import (
-    SubresourceStrategy,
-    strategy_for,
-    subresource_strategies_for,
-)
-from fakeapi.registry.strategy import (
+from fakeapi.registry.kinds import KindTable
+from fakeapi.registry.rest import (
     ActionStrategy,
     ConnectStrategy,
     CreateSubresourceStrategy,
+    Kind,
     StatusStrategy,
+    Strategy,
     StrategyEnv,
+    SubresourceStrategy,
     ViewStrategy,
 )
 from fakeapi.schema import crd, structural
@@ -152,9 +150,10 @@ class Registry:
         self.env = StrategyEnv(gates=gates or FeatureGates(), lookup=self._lookup,
                                now=store.clock.now, authorizer=self.authorizer,
                                scan=self._scan, services=dict(services or {}))
-        self._strategies = {k.resource_id: strategy_for(k, self.env) for k in kinds.kinds}
-        self._subresources = {k.resource_id: subresource_strategies_for(k, self.env)
-                              for k in kinds.kinds}
+        self._strategies: dict[str, Strategy] = {}
+        self._subresources: dict[str, dict[str, SubresourceStrategy]] = {}
+        for kind in kinds.kinds:
+            self._build_strategies(kind)
         self._structs: dict[str, tuple[tuple[str, Obj], ...]] = {}
         self._custom_schemas: dict[str, Obj] = {}
         if kinds.by_id(crd.CRD_ID) is not None:
@@ -176,12 +175,17 @@ class Registry:
             self._strategies.pop(name, None)
             self._subresources.pop(name, None)
         else:
-            self._strategies[name] = strategy_for(kind, self.env)
-            self._subresources[name] = subresource_strategies_for(kind, self.env)
+            self._build_strategies(kind)
         if deleted:
             for item in list(self.store.scan(name)):
                 self.store.commit(DELETED, name, json_copy(item_object(item)),
                                   actor="system:apiextensions-controller")
+
+    def _build_strategies(self, kind: Kind) -> None:
+        """The strategies the kind's row names, for its objects and each subresource."""
+        self._strategies[kind.resource_id] = kind.strategy(kind, self.env)
+        self._subresources[kind.resource_id] = {
+            name: cls(kind, self.env) for name, cls in kind.subresources.items()}
 
     # ----- SubresourceOps: what action subresources do to other objects ----------------------
 
@@ -632,7 +636,7 @@ class Registry:
                       duplicates: builtins.list[str]) -> tuple[Obj, builtins.list[str]]:
         """Same as upstream for custom resources: unknown fields are pruned (a warning in
         Warn mode, a 400 in Strict); the values are checked by the strategy (422)."""
-        schema = custom_kinds.custom(kind).get("schema") or {}
+        schema = custom.custom(kind).get("schema") or {}
         pruned, dropped = crd.prune(obj, schema)
         if pruned is obj:
             pruned = json_copy(obj)
@@ -649,7 +653,7 @@ class Registry:
         if kind.custom_schema:
             found = self._custom_schemas.get(kind.custom_schema)
             if found is None:
-                found = self._custom_schemas[kind.custom_schema] = custom_kinds.wire_schema(kind)
+                found = self._custom_schemas[kind.custom_schema] = custom.wire_schema(kind)
             return found
         return self.schemas.for_gvk(kind.group, kind.version, kind.kind)
 

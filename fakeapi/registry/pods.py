@@ -10,7 +10,7 @@ from fakeapi.auth.rbac import selector_matches
 from fakeapi.machinery.clock import rfc3339
 from fakeapi.machinery.errors import ApiError, Cause, bad_request, field_required, forbidden
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.strategy import (
+from fakeapi.registry.rest import (
     ActionStrategy,
     ConnectStrategy,
     Obj,

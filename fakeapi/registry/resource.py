@@ -15,7 +15,7 @@ from fakeapi.machinery.errors import invalid as invalid_error
 from fakeapi.machinery.field import immutable, invalid
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.defaults import decode_defaults
-from fakeapi.registry.strategy import Obj, SpecStrategy, StatusStrategy
+from fakeapi.registry.rest import Obj, SpecStrategy, StatusStrategy
 from fakeapi.registry.validation import claims, classes, poolstatus, slices
 
 

@@ -16,7 +16,7 @@ from fakeapi.auth.rbac import Attributes, Authorizer, Rule
 from fakeapi.auth.tokens import API_AUDIENCES
 from fakeapi.machinery.decode import check_type_meta, object_member, require_object
 from fakeapi.machinery.errors import ApiError, Cause, bad_request, field_invalid, invalid
-from fakeapi.registry.kinds import Kind
+from fakeapi.registry.rest import Kind
 
 Obj = dict[str, Any]
 AUTHORIZATION = "authorization.k8s.io"

@@ -11,7 +11,7 @@ from fakeapi.auth.rbac import selector_matches
 from fakeapi.machinery.errors import Cause, bad_request, invalid
 from fakeapi.machinery.field import child, forbidden, immutable, not_supported, required
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.strategy import Obj, SpecStrategy, Strategy, ViewStrategy
+from fakeapi.registry.rest import Obj, SpecStrategy, Strategy, ViewStrategy
 
 SERVICE_CIDR = ipaddress.ip_network("10.96.0.0/12")
 """Same as kubeadm's default --service-cluster-ip-range; `kubernetes` is its first address."""

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from fakeapi.registry import custom_kinds
+from fakeapi.registry import custom, custom_kinds
 from fakeapi.schema import crd
 
 CASES = yaml.safe_load((Path(__file__).parent.parent / "data" / "crd" / "validation.yaml")
@@ -63,7 +63,7 @@ def test_a_crd_serves_its_versions() -> None:
         "example.com", "v1", "Widget", "widgets", True)
     assert kind.short_names == ("wd",) and set(kind.subresources) == {"status", "scale"}
     assert [c.name for c in kind.columns.columns] == ["Name", "Size"]
-    assert custom_kinds.scale_paths(kind) == (".spec.size", ".status.size", "")
+    assert custom.scale_paths(kind) == (".spec.size", ".status.size", "")
 
 
 @pytest.mark.parametrize(("spec", "field", "message"), [

@@ -22,8 +22,7 @@ from fakeapi.machinery.watchtypes import ADDED, DELETED, MODIFIED
 from fakeapi.registry import reviews
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.kinds import KindTable, served_kinds
-from fakeapi.registry.strategies import strategy_for, subresource_strategies_for
-from fakeapi.registry.strategy import StrategyEnv
+from fakeapi.registry.rest import StrategyEnv
 from fakeapi.storage.log import EventLog
 from fakeapi.storage.store import Store
 
@@ -659,11 +658,11 @@ def _admit(authorizer: Authorizer, kind_id: str, new: Obj, old: Obj | None, who:
                       now=RealClock().now, authorizer=authorizer)
     ctx = RequestContext(user=who.name, groups=who.groups, extra=who.extra, verb=verb)
     if sub:
-        subresource = subresource_strategies_for(kind, env)[sub]
+        subresource = kind.subresources[sub](kind, env)
         assert old is not None and hasattr(subresource, "admit")
         subresource.admit(new, old, ctx)
     else:
-        strategy_for(kind, env).admit(new, old, ctx)
+        kind.strategy(kind, env).admit(new, old, ctx)
 
 
 ESC_AUTHORIZER = Authorizer(lambda: Policy(

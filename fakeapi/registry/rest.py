@@ -1,10 +1,16 @@
-"""Per-kind strategies, in the shape of kube-apiserver's registry (prepare/validate hooks).
+"""What a kind is to the registry: its row in the kind table (`Kind`) and the interfaces the
+behaviour a row names implements, in the shape of kube-apiserver's
+k8s.io/apiserver/pkg/registry/rest.
 
-The generic store (`fakeapi.registry.generic`) runs them in upstream's order. A strategy
-holds only the rules of its kind; CRUD, concurrency and metadata live in the generic store.
-Each kind row names its strategies (`fakeapi.registry.kinds`); checks that need the authorizer
-(granular claim status, RBAC escalation) live in their kind's strategy too, so every write
-path of any Registry runs them.
+A row names the strategy class of its objects and of each subresource; the generic store
+(`fakeapi.registry.generic`) builds one of each per served kind and runs their hooks in
+upstream's order. A strategy holds only the rules of its kind; CRUD, concurrency and metadata
+live in the generic store. Checks that need the authorizer (granular claim status, RBAC
+escalation) live in their kind's strategy too, so every write path of any Registry runs them.
+
+The row type and the interfaces live together because each names the other (a row names its
+strategy classes, a strategy is built for its row); the table of rows (`fakeapi.registry.kinds`)
+sits above the strategies that implement these interfaces.
 """
 
 from __future__ import annotations
@@ -15,13 +21,20 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from fakeapi.auth.rbac import Authorizer
+from fakeapi.machinery import selectors
 from fakeapi.machinery.errors import Cause
 from fakeapi.machinery.features import FeatureGates
+from fakeapi.machinery.gvk import ResourceType
+from fakeapi.machinery.selectors import FieldRules
+from fakeapi.printers import columns
+from fakeapi.printers.columns import TableSpec
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.kinds import Kind
 from fakeapi.registry.validation import meta as meta_rules
+from fakeapi.schema import dropfields
 
 Obj = dict[str, Any]
+ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+STATUS_VERBS = ("get", "patch", "update")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -207,6 +220,57 @@ class ConnectStrategy:
     def locate(self, obj: Obj, options: Mapping[str, str]) -> str:
         """The container the request reaches (raise the ApiError upstream answers)."""
         raise NotImplementedError
+
+
+SubresourceStrategy = StatusStrategy | CreateSubresourceStrategy | ConnectStrategy
+"""What a subresource's strategy is: a `/status`-like update (or a view such as `scale`), a
+POSTed body of its own, or a stream."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Kind(ResourceType):
+    """One served group/version/kind (a row of the kind table) and how it is exposed over REST.
+
+    A row is the single source of its kind's facts: it drives routing, discovery, OpenAPI and
+    RBAC names, and names the classes that implement the kind's behaviour, its `kubectl get`
+    columns, its field selectors and the fields its feature gates drop.
+    """
+
+    short_names: tuple[str, ...] = ()
+    subresources: Mapping[str, type[SubresourceStrategy]] = dataclasses.field(
+        default_factory=dict, compare=False)
+    """Each subresource (`status`, `finalize`, `binding`, ...) and its strategy class."""
+    categories: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = ALL_VERBS
+    feature_gate: str | None = None
+    has_generation: bool = True
+    returns_deleted: bool = False
+    """DELETE answers with the deleted object (upstream ReturnDeletedObject), else a Status."""
+    strategy: type[Strategy] = dataclasses.field(default=Strategy, compare=False)
+    """The object's strategy class (`Strategy`: the common upstream rules only)."""
+    columns: TableSpec = dataclasses.field(default=columns.DEFAULT_SPEC, compare=False)
+    """What `kubectl get` shows."""
+    field_selectors: FieldRules = dataclasses.field(default=selectors.DEFAULT_FIELDS,
+                                                    compare=False)
+    """The field labels `fieldSelector` accepts (upstream's field-label conversion)."""
+    drop_fields: tuple[dropfields.Rule, ...] = dataclasses.field(default=(), compare=False)
+    """Fields dropped while their feature gate is off (upstream dropDisabledFields)."""
+    pointer_fields: tuple[str, ...] = ()
+    """Top-level `spec`/`status` fields that are Go pointers (omitted while unset; every
+    other struct field goes on the wire as `{}` at least)."""
+    custom_schema: str = ""
+    """A custom resource's facts from its CRD as JSON (schema, scale paths; see
+    `fakeapi.registry.custom.custom`), "" for built-in kinds. Compared, so caches keyed
+    by kinds see a changed schema."""
+    posts_to: tuple[str, str] | None = None
+    """A create-only kind whose POST is a subresource of another kind's object named by the
+    body (`namespaces/NS/bindings` binds the pod the Binding names): (resource id,
+    subresource)."""
+
+    @property
+    def has_status(self) -> bool:
+        """Whether `/status` is a subresource (status then changes only through it)."""
+        return "status" in self.subresources
 
 
 def _copy_field(new: Obj, old: Obj, field: str) -> None:
