@@ -44,7 +44,6 @@ from fakeapi.patching import apply as ssa
 from fakeapi.patching.patch import apply_patch
 from fakeapi.registry import custom, custom_kinds
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.defaults import decode_defaults
 from fakeapi.registry.kinds import KindTable
 from fakeapi.registry.rest import (
     ActionStrategy,
@@ -334,7 +333,7 @@ class Registry:
             meta.pop(f, None)
         meta["uid"] = uuid4(rng)  # before the strategy: a Job's selector is made of it
         drop_disabled_fields(kind.drop_fields, obj, None, self.env.gates)
-        decode_defaults(kind.resource_id, obj)
+        kind.defaulter(obj)
         strategy.prepare_for_create(obj, ctx)
         self._fill_structs(kind, obj)
         causes += strategy.validate(obj, ctx)
@@ -532,7 +531,7 @@ class Registry:
                 raise invalid(kind.kind, kind.group, name, causes)
             sub.admit(obj, old, ctx)
         else:
-            decode_defaults(kind.resource_id, obj)
+            kind.defaulter(obj)
             strategy.prepare_for_update(obj, old, ctx)
             causes = self._validate_meta(kind, meta) + strategy.validate_update(obj, old, ctx)
             if causes:
@@ -579,7 +578,7 @@ class Registry:
             raise bad_request("PATCH, application/apply-patch+yaml requires fieldManager to be "
                               "set")
         # same as upstream: defaults apply while decoding, before the apply is merged
-        decode_defaults(kind.resource_id, config)
+        kind.defaulter(config)
         now = rfc3339(self.store.clock.now())
         schema = self._schema(kind)
         live = current.object if current is not None else None

@@ -20,6 +20,7 @@ from fakeapi.machinery import selectors
 from fakeapi.machinery.features import FeatureGates, GateReader
 from fakeapi.printers import columns
 from fakeapi.printers import workloads as wc
+from fakeapi.registry import workload_defaults as wd
 from fakeapi.registry.core import (
     NamespaceFinalizeStrategy,
     NamespaceStrategy,
@@ -56,6 +57,7 @@ from fakeapi.registry.resource import (
 )
 from fakeapi.registry.rest import ALL_VERBS, Kind, StatusStrategy
 from fakeapi.registry.scheduling import PodGroupStatusStrategy, PodGroupStrategy, WorkloadStrategy
+from fakeapi.registry.validation import claims, poolstatus
 from fakeapi.registry.workloads import (
     JobStrategy,
     PodControllerStrategy,
@@ -112,7 +114,8 @@ PODS = _k(
                   "portforward": PodPortForwardStrategy,
                   "ephemeralcontainers": EphemeralContainersStrategy},
     returns_deleted=True, strategy=PodStrategy, columns=columns.POD,
-    field_selectors=selectors.POD_FIELDS, drop_fields=dropfields.POD)
+    field_selectors=selectors.POD_FIELDS, drop_fields=dropfields.POD, defaulter=wd.default_pod
+)
 BINDINGS = _k(
     "", "v1", "Binding", "bindings", True, verbs=("create",), has_generation=False,
     posts_to=(PODS.resource_id, "binding"))
@@ -125,27 +128,35 @@ SERVICE_ACCOUNTS = _k(
     columns=columns.SERVICE_ACCOUNT)
 SECRETS = _k(
     "", "v1", "Secret", "secrets", True, has_generation=False, columns=wc.SECRET,
-    strategy=SecretStrategy, field_selectors=selectors.SECRET_FIELDS)
+    strategy=SecretStrategy, field_selectors=selectors.SECRET_FIELDS, defaulter=wd.default_secret
+)
 SERVICES = _k(
     "", "v1", "Service", "services", True, short_names=("svc",), categories=("all",),
     subresources=STATUS, has_generation=False, strategy=ServiceStrategy, columns=wc.SERVICE,
-    field_selectors=selectors.SERVICE_FIELDS)
+    field_selectors=selectors.SERVICE_FIELDS, defaulter=wd.default_service
+)
 ENDPOINTS = _k(
     "", "v1", "Endpoints", "endpoints", True, short_names=("ep",), has_generation=False,
     columns=wc.ENDPOINTS)
 PERSISTENT_VOLUME_CLAIMS = _k(
     "", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", True, short_names=("pvc",),
-    subresources=STATUS, has_generation=False, columns=wc.PERSISTENT_VOLUME_CLAIM)
+    subresources=STATUS, has_generation=False, columns=wc.PERSISTENT_VOLUME_CLAIM,
+    defaulter=wd.default_persistent_volume_claim
+)
 PERSISTENT_VOLUMES = _k(
     "", "v1", "PersistentVolume", "persistentvolumes", False, short_names=("pv",),
     subresources=STATUS, has_generation=False, columns=wc.PERSISTENT_VOLUME,
-    field_selectors=selectors.CLUSTER_FIELDS)
+    field_selectors=selectors.CLUSTER_FIELDS, defaulter=wd.default_persistent_volume
+)
 REPLICATION_CONTROLLERS = _k(
     "", "v1", "ReplicationController", "replicationcontrollers", True, short_names=("rc",),
-    categories=("all",), subresources=SCALED, columns=wc.REPLICATION_CONTROLLER)
+    categories=("all",), subresources=SCALED, columns=wc.REPLICATION_CONTROLLER,
+    defaulter=wd.default_replication_controller
+)
 POD_TEMPLATES = _k(
     "", "v1", "PodTemplate", "podtemplates", True, has_generation=False,
-    columns=wc.POD_TEMPLATE)
+    columns=wc.POD_TEMPLATE, defaulter=wd.default_pod_template
+)
 RESOURCE_QUOTAS = _k(
     "", "v1", "ResourceQuota", "resourcequotas", True, short_names=("quota",),
     subresources=STATUS, has_generation=False, columns=wc.RESOURCE_QUOTA)
@@ -164,30 +175,40 @@ LEASES = _k(
 DEPLOYMENTS = _k(
     APPS, "v1", "Deployment", "deployments", True, short_names=("deploy",),
     categories=("all",), subresources=SCALED, strategy=PodControllerStrategy,
-    columns=wc.DEPLOYMENT)
+    columns=wc.DEPLOYMENT, defaulter=wd.default_deployment
+)
 REPLICA_SETS = _k(
     APPS, "v1", "ReplicaSet", "replicasets", True, short_names=("rs",), categories=("all",),
     subresources=SCALED, strategy=PodControllerStrategy, columns=wc.REPLICA_SET,
-    field_selectors=selectors.REPLICA_SET_FIELDS)
+    field_selectors=selectors.REPLICA_SET_FIELDS, defaulter=wd.default_replica_set
+)
 STATEFUL_SETS = _k(
     APPS, "v1", "StatefulSet", "statefulsets", True, short_names=("sts",), categories=("all",),
-    subresources=SCALED, strategy=PodControllerStrategy, columns=wc.STATEFUL_SET)
+    subresources=SCALED, strategy=PodControllerStrategy, columns=wc.STATEFUL_SET,
+    defaulter=wd.default_stateful_set
+)
 DAEMON_SETS = _k(
     APPS, "v1", "DaemonSet", "daemonsets", True, short_names=("ds",), categories=("all",),
-    subresources=STATUS, strategy=PodControllerStrategy, columns=wc.DAEMON_SET)
+    subresources=STATUS, strategy=PodControllerStrategy, columns=wc.DAEMON_SET,
+    defaulter=wd.default_daemon_set
+)
 CONTROLLER_REVISIONS = _k(
     APPS, "v1", "ControllerRevision", "controllerrevisions", True, has_generation=False,
     columns=wc.CONTROLLER_REVISION)
 JOBS = _k(
     BATCH, "v1", "Job", "jobs", True, categories=("all",), subresources=STATUS,
-    strategy=JobStrategy, columns=wc.JOB, field_selectors=selectors.JOB_FIELDS)
+    strategy=JobStrategy, columns=wc.JOB, field_selectors=selectors.JOB_FIELDS,
+    defaulter=wd.default_job
+)
 CRON_JOBS = _k(
     BATCH, "v1", "CronJob", "cronjobs", True, short_names=("cj",), categories=("all",),
-    subresources=STATUS, columns=wc.CRON_JOB)
+    subresources=STATUS, columns=wc.CRON_JOB, defaulter=wd.default_cron_job
+)
 HORIZONTAL_POD_AUTOSCALERS = _k(
     "autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", True,
     short_names=("hpa",), categories=("all",), subresources=STATUS,
-    columns=wc.HORIZONTAL_POD_AUTOSCALER)
+    columns=wc.HORIZONTAL_POD_AUTOSCALER, defaulter=wd.default_horizontal_pod_autoscaler
+)
 POD_DISRUPTION_BUDGETS = _k(
     "policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", True, short_names=("pdb",),
     subresources=STATUS, columns=wc.POD_DISRUPTION_BUDGET)
@@ -227,11 +248,14 @@ RESOURCE_CLAIMS = _k(
     RESOURCE, "v1", "ResourceClaim", "resourceclaims", True,
     subresources={"status": ResourceClaimStatusStrategy}, returns_deleted=True,
     strategy=ResourceClaimStrategy, columns=columns.RESOURCE_CLAIM,
-    drop_fields=dropfields.RESOURCE_CLAIM)
+    drop_fields=dropfields.RESOURCE_CLAIM, defaulter=claims.default_resource_claim
+)
 RESOURCE_CLAIM_TEMPLATES = _k(
     RESOURCE, "v1", "ResourceClaimTemplate", "resourceclaimtemplates", True,
     returns_deleted=True, strategy=ResourceClaimTemplateStrategy,
-    columns=columns.RESOURCE_CLAIM_TEMPLATE, drop_fields=dropfields.RESOURCE_CLAIM_TEMPLATE)
+    columns=columns.RESOURCE_CLAIM_TEMPLATE, drop_fields=dropfields.RESOURCE_CLAIM_TEMPLATE,
+    defaulter=claims.default_resource_claim_template
+)
 RESOURCE_SLICES = _k(
     RESOURCE, "v1", "ResourceSlice", "resourceslices", False, returns_deleted=True,
     strategy=ResourceSliceStrategy, columns=columns.RESOURCE_SLICE,
@@ -245,7 +269,9 @@ RESOURCE_POOL_STATUS_REQUESTS = _k(
     subresources={"status": ResourcePoolStatusRequestStatusStrategy},
     feature_gate="DRAResourcePoolStatus", returns_deleted=True, pointer_fields=("status",),
     strategy=ResourcePoolStatusRequestStrategy, columns=columns.RESOURCE_POOL_STATUS_REQUEST,
-    drop_fields=dropfields.RESOURCE_POOL_STATUS_REQUEST)
+    drop_fields=dropfields.RESOURCE_POOL_STATUS_REQUEST,
+    defaulter=poolstatus.default_resource_pool_status_request
+)
 POD_GROUPS = _k(
     SCHEDULING, "v1beta1", "PodGroup", "podgroups", True,
     subresources={"status": PodGroupStatusStrategy}, feature_gate="GenericWorkload",

@@ -14,7 +14,6 @@ from fakeapi.machinery.errors import Cause
 from fakeapi.machinery.errors import invalid as invalid_error
 from fakeapi.machinery.field import immutable, invalid
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.defaults import decode_defaults
 from fakeapi.registry.rest import Obj, SpecStrategy, StatusStrategy
 from fakeapi.registry.validation import claims, classes, poolstatus, slices
 
@@ -43,7 +42,7 @@ class _ResourceStrategy(SpecStrategy):
     def default(self, obj: Obj, old: Obj | None) -> None:
         """Same as upstream: the decode-time defaults, on create and on every update (`old` is
         the stored object, None on create)."""
-        decode_defaults(self.kind.resource_id, obj)
+        self.kind.defaulter(obj)
 
 
 class _ResourceStatusStrategy(StatusStrategy):

@@ -222,6 +222,10 @@ class ConnectStrategy:
         raise NotImplementedError
 
 
+def no_defaults(obj: Obj) -> None:
+    """The defaulter of a kind without decode-time defaults."""
+
+
 SubresourceStrategy = StatusStrategy | CreateSubresourceStrategy | ConnectStrategy
 """What a subresource's strategy is: a `/status`-like update (or a view such as `scale`), a
 POSTed body of its own, or a stream."""
@@ -262,6 +266,10 @@ class Kind(ResourceType):
     """A custom resource's facts from its CRD as JSON (schema, scale paths; see
     `fakeapi.registry.custom.custom`), "" for built-in kinds. Compared, so caches keyed
     by kinds see a changed schema."""
+    defaulter: Callable[[Obj], None] = dataclasses.field(default=no_defaults, compare=False)
+    """Upstream's decode-time defaults (`SetDefaults_*`) of the kind, applied in place to a
+    body while it is decoded: creates, updates, patch results and apply configurations (so
+    two managers applying one manifest share the defaulted fields)."""
     posts_to: tuple[str, str] | None = None
     """A create-only kind whose POST is a subresource of another kind's object named by the
     body (`namespaces/NS/bindings` binds the pod the Binding names): (resource id,

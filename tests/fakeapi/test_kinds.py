@@ -5,6 +5,7 @@ Registry built on its own applies every rule of a row."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -19,7 +20,7 @@ from fakeapi.registry import custom_kinds
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.custom import CustomResourceStrategy
 from fakeapi.registry.generic import Registry
-from fakeapi.registry.kinds import KINDS, KindTable
+from fakeapi.registry.kinds import KINDS, RESOURCE_CLAIMS, SECRETS, KindTable
 from fakeapi.registry.rest import (
     ActionStrategy,
     ConnectStrategy,
@@ -27,6 +28,7 @@ from fakeapi.registry.rest import (
     Kind,
     StatusStrategy,
     Strategy,
+    no_defaults,
 )
 from fakeapi.schema import dropfields
 from fakeapi.schema.schemas import get_schemas
@@ -132,6 +134,32 @@ def test_rows_are_unique() -> None:
     assert len(shorts) == len(set(shorts))
 
 
+DEFAULTED = [k for k in KINDS if k.defaulter is not no_defaults]
+_CONTAINERS = [{"name": "c", "image": "example.com/app"}]
+_REQUESTS = [{"name": "r", "exactly": {"deviceClassName": "gpu"}}]
+EVERY_SPEC: dict[str, Any] = {
+    "containers": _CONTAINERS, "template": {"spec": {"containers": _CONTAINERS}},
+    "jobTemplate": {"spec": {"template": {"spec": {"containers": _CONTAINERS}}}},
+    "ports": [{"port": 80}], "devices": {"requests": _REQUESTS},
+    "spec": {"devices": {"requests": _REQUESTS}}}
+"""A spec with a part every defaulter of the table fills in (pods, templates, job templates,
+ports, claim requests, a template's claim spec); a PodTemplate's template is top-level."""
+
+
+@pytest.mark.parametrize("kind", DEFAULTED, ids=[k.resource_id for k in DEFAULTED])
+def test_a_rows_defaulter_defaults_once_and_leaves_metadata(kind: Kind) -> None:
+    """The store may default a body twice (decoding, then a DRA strategy's prepare): the
+    second pass changes nothing; metadata is never defaulted."""
+    body = {"apiVersion": kind.api_version, "kind": kind.kind, "metadata": {"name": "x"},
+            "spec": copy.deepcopy(EVERY_SPEC), "template": copy.deepcopy(EVERY_SPEC["template"])}
+    once = copy.deepcopy(body)
+    kind.defaulter(once)
+    assert once != body and once["metadata"] == body["metadata"]
+    twice = copy.deepcopy(once)
+    kind.defaulter(twice)
+    assert twice == once
+
+
 # ----- the rules of a row hold in a Registry built on its own ---------------------------------
 
 ALICE = RequestContext(user="alice", groups=("system:authenticated",), verb="update",
@@ -195,3 +223,16 @@ def test_the_drop_rules_of_a_row_apply_to_its_writes() -> None:
     created = gated.create(slices, "", body, ROOT).object
     assert "taints" not in created["spec"]["devices"][0]
     assert any(r.gates == ("DRADeviceTaints",) for r in dropfields.RESOURCE_SLICE)
+
+
+def test_a_bare_registry_applies_the_rows_defaulter() -> None:
+    registry, kinds = _bare_registry()
+    claim = {"metadata": {"name": "c"}, "spec": {"devices": {"requests": [
+        {"name": "r", "exactly": {"deviceClassName": "gpu"}}]}}}
+    stored = registry.create(_kind(kinds, RESOURCE_CLAIMS.resource_id), "team", claim,
+                             ROOT).object
+    assert stored["spec"]["devices"]["requests"][0]["exactly"] == {
+        "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}
+    secret = registry.create(_kind(kinds, SECRETS.resource_id), "team",
+                             {"metadata": {"name": "s"}}, ROOT).object
+    assert secret["type"] == "Opaque"

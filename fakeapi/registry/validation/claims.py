@@ -100,6 +100,19 @@ def default_claim_spec(spec: Any) -> None:
                 _default_exact(sub)
 
 
+def default_resource_claim(obj: Obj) -> None:
+    """Same as upstream's decode-time SetDefaults of a ResourceClaim: its spec's requests."""
+    default_claim_spec(obj.get("spec"))
+
+
+def default_resource_claim_template(obj: Obj) -> None:
+    """Same as upstream's decode-time SetDefaults of a ResourceClaimTemplate: the requests of
+    the claim spec it holds."""
+    spec = obj.get("spec")
+    if isinstance(spec, dict):
+        default_claim_spec(spec.get("spec"))
+
+
 def _default_exact(req: Obj) -> None:
     if not req.get("allocationMode"):
         req["allocationMode"] = "ExactCount"

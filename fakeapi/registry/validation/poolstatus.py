@@ -40,6 +40,11 @@ def default_rpsr_spec(spec: Any) -> None:
         spec["limit"] = RPSR_LIMIT_DEFAULT
 
 
+def default_resource_pool_status_request(obj: Obj) -> None:
+    """Same as upstream's decode-time SetDefaults of a ResourcePoolStatusRequest."""
+    default_rpsr_spec(obj.get("spec"))
+
+
 def validate_rpsr_spec(spec: Any) -> list[Cause]:
     """Same as upstream's 1.37 ResourcePoolStatusRequest spec rules.
 
