@@ -48,10 +48,16 @@ from fakeapi.machinery.errors import invalid as invalid_error
 from fakeapi.machinery.field import forbidden, not_supported
 from fakeapi.machinery.jsonio import dumps
 from fakeapi.machinery.watchtypes import DELETED
-from fakeapi.registry import reviews
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import ListResult, WriteResult, item_object, item_raw
-from fakeapi.registry.rest import Kind
+from fakeapi.registry.rest import (
+    ConnectStrategy,
+    Kind,
+    PostsTo,
+    Review,
+    ReviewContext,
+    StreamStrategy,
+)
 from fakeapi.storage.log import Event
 from fakeapi.storage.watch import (
     WatchSpec,
@@ -217,11 +223,11 @@ class Api:
             if request.method != "GET":
                 raise method_not_allowed()
             return await self.watch(request, target)
-        if target.kind.resource_id in reviews.HANDLERS or (
-                target.kind.resource_id == reviews.TOKEN_REVIEWS):
-            return await self.review(request, target)
-        if target.kind.posts_to is not None:
-            return await self.post_to(request, target)
+        handler = target.kind.handler
+        if isinstance(handler, Review):
+            return await self.review(request, target, handler)
+        if isinstance(handler, PostsTo):
+            return await self.post_to(request, target, handler)
         method = request.method
         if not target.name:
             if method == "GET":
@@ -235,10 +241,17 @@ class Api:
             raise method_not_allowed()
         if target.kind.namespaced and target.namespace is None:
             raise not_found_path()
-        if target.subresource in podstreams.STREAMED:
-            return await podstreams.serve(request, self.registry, self.cluster.pod_io, target.kind,
-                                          target.namespace or "", target.name,
-                                          target.subresource)
+        if target.subresource:
+            sub = target.kind.subresources[target.subresource]
+            if issubclass(sub, StreamStrategy):
+                return await podstreams.serve_stream(request, self.registry, self.cluster.pod_io,
+                                                     target.kind, target.namespace or "",
+                                                     target.name, target.subresource)
+            if issubclass(sub, ConnectStrategy):
+                return await podstreams.serve_connect(request, self.registry,
+                                                      self.cluster.pod_io, target.kind,
+                                                      target.namespace or "", target.name,
+                                                      target.subresource)
         if method == "GET":
             return self.get(request, target)
         if method == "PUT":
@@ -498,26 +511,25 @@ class Api:
         meta = {"resourceVersion": str(self.cluster.store.visible_revision)}
         return _raw(self._encode_list(t.kind, meta, [r.raw for r in results]))
 
-    async def review(self, request: web.Request, t: Target) -> web.Response:
-        """POST a review kind: answered from the authorizer, nothing stored."""
+    async def review(self, request: web.Request, t: Target, handler: Review) -> web.Response:
+        """POST a review kind: answered from the authorizer or the token authenticator,
+        nothing stored."""
         if request.method != "POST" or t.name:
             raise method_not_allowed()
         body = await self._body(request)
         value = body[0] if isinstance(body, tuple) else None
-        user = request.get(USER, authn.ANONYMOUS)
-        if t.kind.resource_id == reviews.TOKEN_REVIEWS:
-            return _json(reviews.token_review(t.kind, value, self.cluster.tokens.authenticate),
-                         201)
-        return _json(reviews.review(t.kind, value, user, self.cluster.authorizer,
-                                    t.namespace or ""), 201)
+        asker = ReviewContext(user=request.get(USER, authn.ANONYMOUS),
+                              namespace=t.namespace or "", authorizer=self.cluster.authorizer,
+                              authenticate=self.cluster.tokens.authenticate)
+        return _json(handler.create(t.kind, value, asker), 201)
 
-    async def post_to(self, request: web.Request, t: Target) -> web.Response:
+    async def post_to(self, request: web.Request, t: Target, handler: PostsTo) -> web.Response:
         """POST a kind that is another object's subresource (`namespaces/NS/bindings`: the
         pod the Binding names is bound), as the kind's row says."""
-        if request.method != "POST" or t.name or t.kind.posts_to is None:
+        if request.method != "POST" or t.name:
             raise method_not_allowed()
-        resource, subresource = t.kind.posts_to
-        target = self.kinds.by_id(resource)
+        subresource = handler.subresource
+        target = self.kinds.by_id(handler.target.resource_id)
         if target is None:
             raise not_found_path()
         ctx = self.context(request, "CreateOptions")

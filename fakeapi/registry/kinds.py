@@ -13,13 +13,14 @@ table sits above the strategies it names: no strategy imports it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from fakeapi.machinery import selectors
 from fakeapi.machinery.features import FeatureGates, GateReader
 from fakeapi.printers import columns
 from fakeapi.printers import workloads as wc
+from fakeapi.registry import reviews
 from fakeapi.registry import workload_defaults as wd
 from fakeapi.registry.core import (
     NamespaceFinalizeStrategy,
@@ -55,7 +56,15 @@ from fakeapi.registry.resource import (
     ResourcePoolStatusRequestStrategy,
     ResourceSliceStrategy,
 )
-from fakeapi.registry.rest import ALL_VERBS, Kind, StatusStrategy
+from fakeapi.registry.rest import (
+    ALL_VERBS,
+    Kind,
+    Obj,
+    PostsTo,
+    Review,
+    ReviewContext,
+    StatusStrategy,
+)
 from fakeapi.registry.scheduling import PodGroupStatusStrategy, PodGroupStrategy, WorkloadStrategy
 from fakeapi.registry.validation import claims, poolstatus
 from fakeapi.registry.workloads import (
@@ -73,10 +82,12 @@ def _k(group: str, version: str, kind: str, plural: str, namespaced: bool, **kw:
                 **kw)
 
 
-def _review(group: str, kind: str, namespaced: bool) -> Kind:
-    """A create-only review kind, answered by `fakeapi.registry.reviews`; never stored."""
+def _review(group: str, kind: str, namespaced: bool,
+            answer: Callable[[Kind, Obj, ReviewContext], Obj]) -> Kind:
+    """A create-only review kind, answered by `answer` (`fakeapi.registry.reviews`); never
+    stored."""
     return _k(group, "v1", kind, kind.lower() + "s", namespaced, verbs=("create",),
-              has_generation=False)
+              has_generation=False, handler=Review(answer=answer))
 
 
 RESOURCE = "resource.k8s.io"
@@ -118,7 +129,7 @@ PODS = _k(
 )
 BINDINGS = _k(
     "", "v1", "Binding", "bindings", True, verbs=("create",), has_generation=False,
-    posts_to=(PODS.resource_id, "binding"))
+    handler=PostsTo(target=PODS, subresource="binding"))
 EVENTS = _k(
     "", "v1", "Event", "events", True, short_names=("ev",), has_generation=False,
     columns=columns.EVENT, field_selectors=selectors.EVENT_FIELDS)
@@ -311,12 +322,17 @@ NODE_FAULTS = _k(
 
 # ----- create-only reviews, answered by fakeapi.registry.reviews, never stored or listed ------
 
-SELF_SUBJECT_REVIEWS = _review(AUTHENTICATION, "SelfSubjectReview", False)
-TOKEN_REVIEWS = _review(AUTHENTICATION, "TokenReview", False)
-LOCAL_SUBJECT_ACCESS_REVIEWS = _review(AUTHORIZATION, "LocalSubjectAccessReview", True)
-SELF_SUBJECT_ACCESS_REVIEWS = _review(AUTHORIZATION, "SelfSubjectAccessReview", False)
-SELF_SUBJECT_RULES_REVIEWS = _review(AUTHORIZATION, "SelfSubjectRulesReview", False)
-SUBJECT_ACCESS_REVIEWS = _review(AUTHORIZATION, "SubjectAccessReview", False)
+SELF_SUBJECT_REVIEWS = _review(AUTHENTICATION, "SelfSubjectReview", False,
+                               reviews.self_subject_review)
+TOKEN_REVIEWS = _review(AUTHENTICATION, "TokenReview", False, reviews.token_review)
+LOCAL_SUBJECT_ACCESS_REVIEWS = _review(AUTHORIZATION, "LocalSubjectAccessReview", True,
+                                       reviews.subject_access_review)
+SELF_SUBJECT_ACCESS_REVIEWS = _review(AUTHORIZATION, "SelfSubjectAccessReview", False,
+                                      reviews.self_subject_access_review)
+SELF_SUBJECT_RULES_REVIEWS = _review(AUTHORIZATION, "SelfSubjectRulesReview", False,
+                                     reviews.self_subject_rules_review)
+SUBJECT_ACCESS_REVIEWS = _review(AUTHORIZATION, "SubjectAccessReview", False,
+                                 reviews.subject_access_review)
 
 KINDS: tuple[Kind, ...] = (
     NAMESPACES, NODES, PODS, BINDINGS, EVENTS, SERVICE_ACCOUNTS, SECRETS, SERVICES, ENDPOINTS,

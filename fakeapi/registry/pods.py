@@ -15,6 +15,7 @@ from fakeapi.registry.rest import (
     ConnectStrategy,
     Obj,
     StatusStrategy,
+    StreamStrategy,
     SubresourceOps,
 )
 
@@ -123,11 +124,9 @@ def pod_container(pod: Obj, container: str) -> str:
     return container
 
 
-class PodLogStrategy(ConnectStrategy):
+class PodLogStrategy(StreamStrategy):
     """`pods/NAME/log`, as upstream's LogREST: the container is checked; a pod without a
     node has an empty log."""
-
-    verbs = ("get",)
 
     def locate(self, obj: Obj, options: Mapping[str, str]) -> str:
         """The container whose log is read."""

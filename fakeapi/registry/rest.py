@@ -20,8 +20,10 @@ import datetime as dt
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from fakeapi.auth.authn import UserInfo
 from fakeapi.auth.rbac import Authorizer
 from fakeapi.machinery import selectors
+from fakeapi.machinery.decode import check_type_meta, require_object
 from fakeapi.machinery.errors import Cause
 from fakeapi.machinery.features import FeatureGates
 from fakeapi.machinery.gvk import ResourceType
@@ -207,9 +209,10 @@ class ActionStrategy(CreateSubresourceStrategy):
 
 
 class ConnectStrategy:
-    """A subresource served as a stream (`pods/NAME/log`, `exec`, `attach`,
-    `portforward`): `locate` checks the request against the stored object as upstream's
-    LogLocation/ExecLocation do, and names the container to connect to."""
+    """A subresource a client connects to (upstream's rest.Connecter: `pods/NAME/exec`,
+    `attach`, `portforward`), served over an upgraded connection: `locate` checks the request
+    against the stored object as upstream's ExecLocation/AttachLocation do, and names the
+    container to connect to."""
 
     verbs: tuple[str, ...] = ("create", "get")
 
@@ -222,13 +225,72 @@ class ConnectStrategy:
         raise NotImplementedError
 
 
+class StreamStrategy(ConnectStrategy):
+    """A subresource read as a stream (upstream's LogREST: a GET answered by a
+    rest.ResourceStreamer): `pods/NAME/log`, served as chunked plain text; `locate` checks the
+    request as upstream's LogLocation does."""
+
+    verbs: tuple[str, ...] = ("get",)
+
+
+# ----- how HTTP serves a row (upstream's REST storage kinds) ------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Stored:
+    """Served by the generic store (upstream's rest.StandardStorage): the row's verbs on its
+    collection and objects, watch, and each subresource as its strategy's interface says
+    (`/status`-like updates, POSTed bodies, streams, connections)."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ReviewContext:
+    """What a review is answered from: who asks and where (the URL's namespace), the
+    authorizer and the token authenticator."""
+
+    user: UserInfo
+    namespace: str
+    authorizer: Authorizer
+    authenticate: Callable[..., UserInfo | None]
+    """`authenticate(token[, audiences])`: the user a bearer token authenticates, or None."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Review:
+    """Create-only and computed, never stored (upstream's review storage, a rest.Creater and
+    nothing else): a POST answers with the body and the status `answer` computes for it;
+    nothing is listed or watched."""
+
+    answer: Callable[[Kind, Obj, ReviewContext], Obj]
+
+    def create(self, kind: Kind, body: Any, asker: ReviewContext) -> Obj:
+        """Answer one POST (400 when the body isn't an object of the kind)."""
+        check_type_meta(require_object(body, kind), kind)
+        return self.answer(kind, body, asker)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PostsTo:
+    """Create-only, a POST that is a subresource of another kind's object named by the body
+    (upstream's legacy `bindings` storage: `namespaces/NS/bindings` binds the pod the Binding
+    names through `pods/NAME/binding`)."""
+
+    target: Kind
+    subresource: str
+
+
+Handler = Stored | Review | PostsTo
+"""How HTTP serves a row's collection and objects; it dispatches on this type only."""
+STORED = Stored()
+
+
 def no_defaults(obj: Obj) -> None:
     """The defaulter of a kind without decode-time defaults."""
 
 
 SubresourceStrategy = StatusStrategy | CreateSubresourceStrategy | ConnectStrategy
 """What a subresource's strategy is: a `/status`-like update (or a view such as `scale`), a
-POSTed body of its own, or a stream."""
+POSTed body of its own, or a stream or connection."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -270,10 +332,9 @@ class Kind(ResourceType):
     """Upstream's decode-time defaults (`SetDefaults_*`) of the kind, applied in place to a
     body while it is decoded: creates, updates, patch results and apply configurations (so
     two managers applying one manifest share the defaulted fields)."""
-    posts_to: tuple[str, str] | None = None
-    """A create-only kind whose POST is a subresource of another kind's object named by the
-    body (`namespaces/NS/bindings` binds the pod the Binding names): (resource id,
-    subresource)."""
+    handler: Handler = dataclasses.field(default=STORED, compare=False)
+    """How HTTP serves the kind (the generic store, a computed review, a POST to another
+    object's subresource)."""
 
     @property
     def has_status(self) -> bool:

@@ -1,7 +1,8 @@
 """The kind table is the single source of per-kind facts: every row names a strategy class, a
 status (or other subresource) strategy class, table columns, field selectors, drop rules and
-subresources that exist and fit together, every strategy class is named by a row, and a
-Registry built on its own applies every rule of a row."""
+subresources that exist and fit together, every strategy class is named by a row, every
+handler a row names is reachable over HTTP, every defaulter defaults once, and a Registry
+built on its own applies every rule of a row."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from typing import Any
 
 import pytest
 
+from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.http import discovery
+from fakeapi.http.server import create_app
 from fakeapi.machinery.clock import RealClock
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.features import GATES, FeatureGates
@@ -26,7 +29,10 @@ from fakeapi.registry.rest import (
     ConnectStrategy,
     CreateSubresourceStrategy,
     Kind,
+    PostsTo,
+    Review,
     StatusStrategy,
+    Stored,
     Strategy,
     no_defaults,
 )
@@ -132,6 +138,54 @@ def test_rows_are_unique() -> None:
     assert len({(k.group, k.version, k.kind) for k in KINDS}) == len(KINDS)
     shorts = [s for k in KINDS for s in k.short_names]
     assert len(shorts) == len(set(shorts))
+
+
+HANDLED = [k for k in KINDS if not isinstance(k.handler, Stored)]
+"""Rows HTTP serves by a handler of their own (reviews, bindings), not the generic store."""
+CONNECTED = [(k, s) for k in KINDS for s, cls in k.subresources.items()
+             if issubclass(cls, ConnectStrategy)]
+"""Streamed and connected subresources (log, exec, attach, portforward)."""
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=IDS)
+def test_every_row_names_a_handler_that_fits_its_verbs(kind: Kind) -> None:
+    assert isinstance(kind.handler, (Stored, Review, PostsTo))
+    if isinstance(kind.handler, Stored):
+        return
+    assert kind.verbs == ("create",) and not kind.subresources
+    if isinstance(kind.handler, PostsTo):
+        target = kind.handler.target
+        assert target in KINDS and target.namespaced == kind.namespaced
+        assert issubclass(target.subresources[kind.handler.subresource],
+                          CreateSubresourceStrategy)
+
+
+def _collection(kind: Kind) -> str:
+    prefix = f"/apis/{kind.group}/{kind.version}" if kind.group else f"/api/{kind.version}"
+    return prefix + ("/namespaces/default/" if kind.namespaced else "/") + kind.plural
+
+
+async def test_every_handler_type_is_reachable_over_http(aiohttp_client: Any) -> None:
+    """A review is answered and never stored, a POST to another object's subresource reaches
+    that object (404 for a pod that isn't there), and a streamed or connected subresource
+    reaches the registry; none is the generic store's, nor an unrouted path's 404 or 405."""
+    cluster = Cluster(ClusterConfig())
+    api = await aiohttp_client(create_app(cluster))
+    body = {"metadata": {"name": "x"}, "target": {"name": "n1"}}  # a Binding's too
+    for kind in HANDLED:
+        resp = await api.post(_collection(kind), json=body)
+        answer = await resp.json()
+        if isinstance(kind.handler, PostsTo):
+            target = kind.handler.target
+            assert (resp.status, answer["message"]) == (404, f'{target.plural} "x" not found')
+        else:
+            assert resp.status in (201, 422), (kind.resource_id, answer)
+            assert cluster.store.get(kind.resource_id, "default", "x") is None
+            assert cluster.store.get(kind.resource_id, "", "x") is None
+    for kind, sub in CONNECTED:
+        resp = await api.get(f"{_collection(kind)}/nope/{sub}")
+        answer = await resp.json()
+        assert (resp.status, answer["message"]) == (404, f'{kind.plural} "nope" not found'), sub
 
 
 DEFAULTED = [k for k in KINDS if k.defaulter is not no_defaults]
