@@ -12,10 +12,10 @@ from controllers.owners import is_active, is_ready
 from fakeapi.auth.rbac import selector_matches
 from fakeapi.machinery.clock import rfc3339
 from fakeapi.printers.columns import parse_time
+from fakeapi.registry.kinds import POD_DISRUPTION_BUDGETS, PODS
 from fakeapi.runtime.component import ComponentContext, Controller
 
 Obj = dict[str, Any]
-BUDGETS = "poddisruptionbudgets.policy"
 DISRUPTED_TIMEOUT = dt.timedelta(minutes=2)  # same as upstream's DeletionTimeout
 
 
@@ -25,8 +25,8 @@ class DisruptionController(Controller[str]):
 
     def __init__(self, ctx: ComponentContext) -> None:
         super().__init__(ctx)
-        self.budgets = self.watch(BUDGETS)
-        self.pods = self.watch("pods", self._budgets_of)
+        self.budgets = self.watch(POD_DISRUPTION_BUDGETS.resource_id)
+        self.pods = self.watch(PODS.resource_id, self._budgets_of)
 
     def _budgets_of(self, type_: str, pod: Obj, old: Obj | None) -> list[str]:
         namespace = pod["metadata"].get("namespace", "")
@@ -74,4 +74,5 @@ class DisruptionController(Controller[str]):
             status["disruptedPods"] = disrupted
         if status == old:
             return
-        await self.client.update(BUDGETS, {**budget, "status": status}, subresource="status")
+        await self.client.update(POD_DISRUPTION_BUDGETS.resource_id, {**budget, "status": status},
+                                 subresource="status")

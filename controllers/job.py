@@ -17,10 +17,10 @@ from controllers.owners import (
 )
 from fakeapi.machinery.clock import rfc3339
 from fakeapi.printers.columns import parse_time
+from fakeapi.registry.kinds import JOBS
 from fakeapi.runtime.component import ComponentContext
 
 Obj = dict[str, Any]
-JOBS = "jobs.batch"
 INDEX = "batch.kubernetes.io/job-completion-index"
 
 
@@ -32,7 +32,7 @@ def _condition(kind: str, reason: str, message: str, now: str) -> Obj:
 class JobController(PodOwnerController):
     """Keys are `namespace/name` of Jobs; a pod's change wakes its job."""
 
-    owner_resource = JOBS
+    owner_resource = JOBS.resource_id
     owner_kind = "Job"
 
     def __init__(self, ctx: ComponentContext) -> None:
@@ -114,7 +114,7 @@ class JobController(PodOwnerController):
         status = {k: v for k, v in status.items() if v or k in ("ready",)}
         if status == (job.get("status") or {}):
             return
-        await self.client.update(JOBS, {**job, "status": status}, subresource="status")
+        await self.client.update(JOBS.resource_id, {**job, "status": status}, subresource="status")
 
     async def _create(self, key: str, job: Obj, index: int | None) -> None:
         template = (job.get("spec") or {}).get("template") or {}

@@ -44,7 +44,7 @@ from fakeapi.patching import apply as ssa
 from fakeapi.patching.patch import apply_patch
 from fakeapi.registry import custom, custom_kinds
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.kinds import KindTable
+from fakeapi.registry.kinds import CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES, KindTable
 from fakeapi.registry.rest import (
     ActionStrategy,
     ConnectStrategy,
@@ -155,8 +155,8 @@ class Registry:
             self._build_strategies(kind)
         self._structs: dict[str, tuple[tuple[str, Obj], ...]] = {}
         self._custom_schemas: dict[str, Obj] = {}
-        if kinds.by_id(crd.CRD_ID) is not None:
-            for item in self.store.scan(crd.CRD_ID):
+        if kinds.by_id(CUSTOM_RESOURCE_DEFINITIONS.resource_id) is not None:
+            for item in self.store.scan(CUSTOM_RESOURCE_DEFINITIONS.resource_id):
                 self._serve_crd(item_object(item), deleted=False)
 
     def _scan(self, resource: str, namespace: str | None) -> builtins.list[Obj]:
@@ -600,7 +600,7 @@ class Registry:
             return WriteResult(event=None, object=obj, created=created, warnings=warnings,
                                type=type)
         event = self.store.commit(type, kind.resource_id, obj, actor=ctx.user)
-        if kind.resource_id == crd.CRD_ID:
+        if kind.resource_id == CUSTOM_RESOURCE_DEFINITIONS.resource_id:
             self._serve_crd(event.object, deleted=type == DELETED)
         return WriteResult(event=event, object=event.object, created=created, warnings=warnings,
                            type=type)
@@ -700,9 +700,9 @@ class Registry:
         meta["namespace"] = namespace
         if not creating:
             return
-        ns = self.store.get("namespaces", "", namespace)
+        ns = self.store.get(NAMESPACES.resource_id, "", namespace)
         if ns is None:
-            raise not_found("namespaces", "", namespace)
+            raise not_found(NAMESPACES.plural, NAMESPACES.group, namespace)
         if ns.object["metadata"].get("deletionTimestamp"):
             raise forbidden(f"{kind.resource_id} \"{meta.get('name') or ''}\" is forbidden: "
                             f"unable to create new content in namespace {namespace} because "

@@ -59,7 +59,7 @@ class EvictionStrategy(ActionStrategy):
                                "support.")
             if budgets:
                 ops.update_status(PDBS, self._decrement(budgets[0], name), ctx)
-        ops.delete_object("pods", namespace, name, ctx, options)
+        ops.delete_object(self.kind.resource_id, namespace, name, ctx, options)
         return 201, {**SUCCESS, "code": 201}
 
     @staticmethod

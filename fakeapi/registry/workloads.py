@@ -225,7 +225,7 @@ class ServiceStrategy(Strategy):
                     used.add(port["nodePort"])
 
     def _services(self) -> list[Obj]:
-        return self.env.scan("services", None)
+        return self.env.scan(self.kind.resource_id, None)
 
     def _free_ip(self) -> str:
         used = {(s.get("spec") or {}).get("clusterIP") for s in self._services()}

@@ -115,7 +115,7 @@ def test_a_registry_serves_crds_it_stores_and_forgets_deleted_ones() -> None:
     from fakeapi.machinery.errors import ApiError
     from fakeapi.registry.context import RequestContext
     from fakeapi.registry.generic import Registry
-    from fakeapi.registry.kinds import served_kinds
+    from fakeapi.registry.kinds import CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES, served_kinds
     from fakeapi.storage.log import EventLog
     from fakeapi.storage.store import Store
 
@@ -123,7 +123,8 @@ def test_a_registry_serves_crds_it_stores_and_forgets_deleted_ones() -> None:
     store = Store(log=EventLog(), clock=RealClock())
     kinds = served_kinds({})
     registry = Registry(store=store, kinds=kinds)
-    namespaces, definitions = kinds.by_id("namespaces"), kinds.by_id(crd.CRD_ID)
+    namespaces = kinds.by_id(NAMESPACES.resource_id)
+    definitions = kinds.by_id(CUSTOM_RESOURCE_DEFINITIONS.resource_id)
     assert namespaces is not None and definitions is not None
     registry.create(namespaces, "", {"metadata": {"name": "ns"}}, root)
     body = _crd()
