@@ -24,7 +24,7 @@ from aiohttp.test_utils import TestClient
 
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.controlplane import ControlPlane
-from fakeapi.http.server import create_app
+from fakeapi.http.app import create_app
 from fakeapi.machinery.clock import VirtualClock
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import item_object

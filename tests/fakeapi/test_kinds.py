@@ -13,7 +13,7 @@ import pytest
 
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.http import discovery
-from fakeapi.http.server import create_app
+from fakeapi.http.app import create_app
 from fakeapi.machinery.clock import RealClock
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.features import GATES, FeatureGates

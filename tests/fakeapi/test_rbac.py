@@ -14,7 +14,7 @@ from fakeapi.auth import authz, rbac
 from fakeapi.auth.authn import NODE_NAME_KEY, UserInfo, service_account
 from fakeapi.auth.rbac import Attributes, Authorizer, Policy, Rule
 from fakeapi.cluster import Cluster, ClusterConfig
-from fakeapi.http.server import create_app
+from fakeapi.http.app import create_app
 from fakeapi.machinery.clock import RealClock
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.features import FeatureGates
