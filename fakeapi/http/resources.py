@@ -52,8 +52,9 @@ from fakeapi.machinery.errors import invalid as invalid_error
 from fakeapi.machinery.jsonio import dumps
 from fakeapi.machinery.watchtypes import DELETED
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.generic import ListResult, WriteResult, item_object, item_raw
+from fakeapi.registry.generic import WriteResult
 from fakeapi.registry.kinds import NAMESPACES
+from fakeapi.registry.listing import ListResult, item_object, item_raw
 from fakeapi.registry.rest import (
     ConnectStrategy,
     Kind,

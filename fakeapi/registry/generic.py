@@ -8,8 +8,6 @@ HTTP clients and in-process components both come through here.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import builtins
 import datetime
 from collections.abc import Callable, Mapping
@@ -27,7 +25,6 @@ from fakeapi.machinery.errors import (
     already_exists,
     bad_request,
     conflict,
-    expired,
     field_invalid,
     forbidden,
     invalid,
@@ -45,6 +42,7 @@ from fakeapi.patching.patch import apply_patch
 from fakeapi.registry import custom, custom_kinds
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.kinds import CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES, KindTable
+from fakeapi.registry.listing import ListResult, item_object, list_page
 from fakeapi.registry.rest import (
     ActionStrategy,
     ConnectStrategy,
@@ -59,7 +57,7 @@ from fakeapi.registry.rest import (
 from fakeapi.schema import crd, structural
 from fakeapi.schema.dropfields import drop_disabled_fields
 from fakeapi.schema.schemas import get_schemas, types_of
-from fakeapi.storage.log import CompactedError, Event
+from fakeapi.storage.log import Event
 from fakeapi.storage.store import Store
 
 Obj = dict[str, Any]
@@ -67,12 +65,6 @@ APPLY_PATCH = "application/apply-patch+yaml"
 STRATEGIC_PATCH = "application/strategic-merge-patch+json"
 SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
                "generation", "resourceVersion")
-CONTINUE_EXPIRED = (
-    "The provided continue parameter is too old to display a consistent list result. You can "
-    "start a new list without the continue parameter, or use the continue token in this "
-    "response to retrieve the remainder of the results. Continuing with the provided token "
-    "results in an inconsistent list - objects that were created, modified, or deleted between "
-    "the time the first chunk was returned and now may show up in the list.")
 
 
 class WriteResult:
@@ -106,30 +98,6 @@ def _writable_top(obj: Obj) -> Obj:
     """A copy of a stored object whose top level and first-level objects (metadata, spec,
     status) are new dicts; deeper values are still the stored ones."""
     return {k: dict(v) if isinstance(v, dict) else v for k, v in obj.items()}
-
-
-class ListResult:
-    """A page of a list: encoded items, the list's revision, the continue token, and how many
-    items follow this page (upstream's remainingItemCount: None when not counted)."""
-
-    __slots__ = ("items", "revision", "continue_token", "remaining")
-
-    def __init__(self, items: list[Event | Obj], revision: int, continue_token: str,
-                 remaining: int | None = None) -> None:
-        self.items = items
-        self.revision = revision
-        self.continue_token = continue_token
-        self.remaining = remaining
-
-
-def item_raw(item: Event | Obj) -> bytes:
-    """JSON of a list item (events carry it; old versions are encoded on demand)."""
-    return item.raw if isinstance(item, Event) else dumps(item)
-
-
-def item_object(item: Event | Obj) -> Obj:
-    """The object of a list item."""
-    return item.object if isinstance(item, Event) else item
 
 
 class Registry:
@@ -252,52 +220,9 @@ class Registry:
              resource_version_match: str = "") -> ListResult:
         """One page of matching objects, consistent at the list's revision (the durable one
         unless a continue token or an exact resourceVersion names another)."""
-        after: str | None = None
-        revision = self.store.visible_revision
-        at: int | None = None
-        if continue_token:
-            at, after = _decode_continue(continue_token)
-            if at < 0:  # same as upstream: a negative revision continues at the latest one
-                at = None
-            else:
-                revision = at
-        elif resource_version_match == "Exact":
-            at = revision = _parse_rv(resource_version)
-        elif resource_version not in ("", "0"):
-            wanted = _parse_rv(resource_version)
-            if wanted > revision:
-                # same as upstream storage.NewTooLargeResourceVersionError
-                raise ApiError(504, "Timeout", f"Timeout: Too large resource version: {wanted}, "
-                               f"current: {revision}", retry_after=1, causes=[Cause(
-                                   "", "Too large resource version", "ResourceVersionTooLarge")])
-        items: list[Event | Obj] = []
-        last_key = ""
-        more = False
-        remaining: int | None = None
-        try:
-            scan = self.store.scan(kind.resource_id, namespace, after=after, at_revision=at,
-                                   visible=True)
-            for item in scan:
-                obj = item_object(item)
-                if predicate is not None and not predicate(obj):
-                    continue
-                if limit and len(items) >= limit:
-                    more = True
-                    if predicate is None:  # same as upstream: counted only without selectors
-                        remaining = 1 + sum(1 for _ in scan)
-                    break
-                items.append(item)
-                if isinstance(item, Event):
-                    last_key = item.key
-                else:
-                    meta = obj["metadata"]
-                    last_key = f"{meta.get('namespace', '')}/{meta['name']}"
-        except CompactedError as e:
-            if continue_token:
-                raise expired(CONTINUE_EXPIRED) from e
-            raise expired(str(e)) from e
-        token = _encode_continue(revision, last_key) if more else ""
-        return ListResult(items, revision, token, remaining)
+        return list_page(self.store, kind, namespace, predicate=predicate, limit=limit,
+                         continue_token=continue_token, resource_version=resource_version,
+                         resource_version_match=resource_version_match)
 
     # ----- writes ------------------------------------------------------------------------
 
@@ -785,41 +710,3 @@ def _same(new: Obj, old: Obj) -> bool:
         k: v for k, v in old.items() if k != "metadata"}
 
 
-def _parse_rv(value: str) -> int:
-    try:
-        rv = int(value)
-    except ValueError:
-        raise bad_request(f"invalid resource version: {value!r}") from None
-    if rv < 0:
-        raise bad_request(f"invalid resource version: {value!r}")
-    return rv
-
-
-def _encode_continue(revision: int, key: str) -> str:
-    raw = orjson.dumps({"v": "meta.k8s.io/v1", "rv": revision, "start": key})
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _decode_continue(token: str) -> tuple[int, str]:
-    """Upstream storage.DecodeContinue, with its errors wrapped as `invalid continue token`."""
-    try:
-        data = orjson.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-    except (ValueError, binascii.Error, orjson.JSONDecodeError):
-        data = None
-    if not isinstance(data, dict):
-        raise _bad_continue("continue key is not valid")
-    if data.get("v") != "meta.k8s.io/v1":
-        raise _bad_continue("continue key is not valid: server does not recognize this encoded "
-                            f"version {data.get('v') or ''}")
-    rv, start = data.get("rv"), data.get("start")
-    if not isinstance(rv, int) or isinstance(rv, bool) or rv == 0:
-        raise _bad_continue("continue key is not valid: incorrect encoded start resourceVersion "
-                            "(version meta.k8s.io/v1)")
-    if not isinstance(start, str) or not start:
-        raise _bad_continue("continue key is not valid: encoded start key empty "
-                            "(version meta.k8s.io/v1)")
-    return rv, start
-
-
-def _bad_continue(why: str) -> ApiError:
-    return bad_request(f"invalid continue token: {why}")
