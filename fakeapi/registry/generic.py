@@ -1,8 +1,9 @@
 """The generic store path every kind shares: create, get, list, update, patch, delete.
 
-Runs the per-kind strategies in kube-apiserver's order, does optimistic concurrency,
-metadata bookkeeping (uid, creationTimestamp, generation, finalizers, deletion) and
-managedFields, then commits exactly one event per change through `Store.commit()`.
+Runs the strategies and the defaulter each kind's row names in kube-apiserver's order
+(`fakeapi.registry.rest`), does optimistic concurrency, metadata bookkeeping (uid,
+creationTimestamp, generation, finalizers, deletion) and managedFields, then commits exactly
+one event per change through `Store.commit()`.
 HTTP clients and in-process components both come through here.
 """
 

@@ -33,7 +33,7 @@ class ListResult:
 
     __slots__ = ("items", "revision", "continue_token", "remaining")
 
-    def __init__(self, items: list[Event | Obj], revision: int, continue_token: str,
+    def __init__(self, *, items: list[Event | Obj], revision: int, continue_token: str,
                  remaining: int | None = None) -> None:
         self.items = items
         self.revision = revision
@@ -102,7 +102,8 @@ def list_page(store: Store, kind: ResourceType, namespace: str | None, *,
             raise expired(CONTINUE_EXPIRED) from e
         raise expired(str(e)) from e
     token = _encode_continue(revision, last_key) if more else ""
-    return ListResult(items, revision, token, remaining)
+    return ListResult(items=items, revision=revision, continue_token=token,
+                      remaining=remaining)
 
 
 def _parse_rv(value: str) -> int:

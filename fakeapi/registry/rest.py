@@ -39,7 +39,7 @@ ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "up
 STATUS_VERBS = ("get", "patch", "update")
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class StrategyEnv:
     """What strategies may read besides the objects: other stored objects, the gates, the
     clock and the authorizer."""
