@@ -363,31 +363,27 @@ def taint(t: Any, path: str, old: Obj | None = None) -> list[Cause]:
 
 
 def _counter_set(cs: Any, path: str) -> list[Cause]:
-    cs = cs or {}
-    causes: list[Cause] = []
-    if not cs.get("name"):
-        causes.append(required(child(path, "name")))
-    else:
-        causes += dns_label(cs["name"], child(path, "name"))
-    if not cs.get("counters"):
-        causes.append(required(child(path, "counters")))
-    else:
-        causes += validate_map(cs["counters"], COUNTERS_PER_SET_MAX, 63, dns_label, None,
-                               child(path, "counters"))
-    return causes
+    """A shared counter set: its name and counters."""
+    return _counters(cs, path, "name", COUNTERS_PER_SET_MAX)
 
 
 def _consumption(c: Any, path: str) -> list[Cause]:
-    c = c or {}
+    """What a device consumes of a counter set: the set's name and the counters."""
+    return _counters(c, path, "counterSet", COUNTERS_PER_CONSUMPTION_MAX)
+
+
+def _counters(item: Any, path: str, name_field: str, max_counters: int) -> list[Cause]:
+    """A named map of counters: the name (a DNS label) and the counters, both required."""
+    item = item or {}
     causes: list[Cause] = []
-    if not c.get("counterSet"):
-        causes.append(required(child(path, "counterSet")))
+    if not item.get(name_field):
+        causes.append(required(child(path, name_field)))
     else:
-        causes += dns_label(c["counterSet"], child(path, "counterSet"))
-    if not c.get("counters"):
+        causes += dns_label(item[name_field], child(path, name_field))
+    if not item.get("counters"):
         causes.append(required(child(path, "counters")))
     else:
-        causes += validate_map(c["counters"], COUNTERS_PER_CONSUMPTION_MAX, 63, dns_label, None,
+        causes += validate_map(item["counters"], max_counters, 63, dns_label, None,
                                child(path, "counters"))
     return causes
 
