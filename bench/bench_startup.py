@@ -65,8 +65,8 @@ def bench_ready(runs: int) -> None:
 
 
 def slowest_imports(top: int = 12) -> None:
-    """`python -X importtime -c 'import fakeapi.cli, fakeapi.http.server'`, top cumulative times."""
-    code = ("import fakeapi.cli, fakeapi.http.server, fakeapi.cluster, fakeapi.auth.tls;"
+    """`python -X importtime -c 'import fakeapi.cli, fakeapi.http.app'`, top cumulative times."""
+    code = ("import fakeapi.cli, fakeapi.http.app, fakeapi.cluster, fakeapi.auth.tls;"
             "from fakeapi.cluster import Cluster, ClusterConfig; Cluster(ClusterConfig())")
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-X", "importtime", "-c", code], cwd=ROOT,

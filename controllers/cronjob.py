@@ -11,11 +11,10 @@ from typing import Any
 from controllers.owners import controller_uid_index, owner_key, reference_to
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.timestamps import parse_time_or_none, rfc3339
+from fakeapi.registry.kinds import CRON_JOBS, JOBS
 from fakeapi.runtime.component import ComponentContext, Controller
 
 Obj = dict[str, Any]
-CRON_JOBS = "cronjobs.batch"
-JOBS = "jobs.batch"
 SCHEDULED = "batch.kubernetes.io/cronjob-scheduled-timestamp"
 MACROS = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *",
           "@weekly": "0 0 * * 0", "@daily": "0 0 * * *", "@midnight": "0 0 * * *",
@@ -101,8 +100,8 @@ class CronJobController(Controller[str]):
 
     def __init__(self, ctx: ComponentContext) -> None:
         super().__init__(ctx)
-        self.crons = self.watch(CRON_JOBS)
-        self.jobs = self.watch(JOBS, owner_key("CronJob"))
+        self.crons = self.watch(CRON_JOBS.resource_id)
+        self.jobs = self.watch(JOBS.resource_id, owner_key("CronJob"))
         self.jobs.cache.add_index("controller", controller_uid_index)
         self._timers: dict[str, Any] = {}
 
@@ -151,7 +150,7 @@ class CronJobController(Controller[str]):
                             for j in active]
         status = {k: v for k, v in status.items() if v}
         if status != (cron.get("status") or {}):
-            await self.client.update(CRON_JOBS, {**cron, "status": status},
+            await self.client.update(CRON_JOBS.resource_id, {**cron, "status": status},
                                      subresource="status")
         self._wake_at(key, schedule.next_after(max(now, last)), now)
 
@@ -175,7 +174,7 @@ class CronJobController(Controller[str]):
             "ownerReferences": [reference_to(cron, "batch/v1", "CronJob")]},
             "spec": template.get("spec") or {}}
         try:
-            return await self.client.create(JOBS, job)
+            return await self.client.create(JOBS.resource_id, job)
         except ApiError as e:
             if e.code != 409:
                 raise
@@ -189,7 +188,7 @@ class CronJobController(Controller[str]):
 
     async def _delete(self, job: Obj) -> None:
         try:
-            await self.client.delete(JOBS, job["metadata"]["name"],
+            await self.client.delete(JOBS.resource_id, job["metadata"]["name"],
                                      job["metadata"]["namespace"],
                                      propagation_policy="Background")
         except ApiError as e:

@@ -16,10 +16,10 @@ from controllers.owners import (
 )
 from fakeapi.kube.taints import untolerated
 from fakeapi.machinery.selectors import label_selector_matches
+from fakeapi.registry.kinds import DAEMON_SETS, NODES
 from fakeapi.runtime.component import ComponentContext
 
 Obj = dict[str, Any]
-DAEMON_SETS = "daemonsets.apps"
 # Same as upstream's daemon pods: they tolerate what a node-level agent must survive.
 DAEMON_TOLERATIONS = [
     {"key": key, "operator": "Exists", "effect": effect} for key, effect in (
@@ -68,12 +68,12 @@ class DaemonSetController(PodOwnerController):
     """Keys are `namespace/name` of DaemonSets; a node's change wakes every DaemonSet, a
     pod's change wakes its owner."""
 
-    owner_resource = DAEMON_SETS
+    owner_resource = DAEMON_SETS.resource_id
     owner_kind = "DaemonSet"
 
     def __init__(self, ctx: ComponentContext) -> None:
         super().__init__(ctx)
-        self.nodes = self.watch("nodes", self._every_set)
+        self.nodes = self.watch(NODES.resource_id, self._every_set)
 
     def _every_set(self, type_: str, node: Obj, old: Obj | None) -> list[str]:
         return [f"{ds['metadata']['namespace']}/{ds['metadata']['name']}"
@@ -120,6 +120,6 @@ class DaemonSetController(PodOwnerController):
             "desiredNumberScheduled", "currentNumberScheduled", "numberMisscheduled",
             "numberReady")}
         if status != (ds.get("status") or {}):
-            await self.client.update(DAEMON_SETS, {**ds, "status": status},
+            await self.client.update(DAEMON_SETS.resource_id, {**ds, "status": status},
                                      subresource="status")
 

@@ -14,11 +14,10 @@ import orjson
 from controllers.owners import controller_uid_index, owner_key, reference_to
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.timestamps import rfc3339
+from fakeapi.registry.kinds import DEPLOYMENTS, REPLICA_SETS
 from fakeapi.runtime.component import ComponentContext, Controller
 
 Obj = dict[str, Any]
-DEPLOYMENTS = "deployments.apps"
-REPLICA_SETS = "replicasets.apps"
 HASH_LABEL = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"
 DESIRED = "deployment.kubernetes.io/desired-replicas"
@@ -72,8 +71,8 @@ class DeploymentController(Controller[str]):
 
     def __init__(self, ctx: ComponentContext) -> None:
         super().__init__(ctx)
-        self.deployments = self.watch(DEPLOYMENTS)
-        self.sets = self.watch(REPLICA_SETS, owner_key("Deployment"))
+        self.deployments = self.watch(DEPLOYMENTS.resource_id)
+        self.sets = self.watch(REPLICA_SETS.resource_id, owner_key("Deployment"))
         self.sets.cache.add_index("controller", controller_uid_index)
 
     async def reconcile(self, key: str) -> None:
@@ -123,11 +122,11 @@ class DeploymentController(Controller[str]):
             "spec": {"replicas": 0, "minReadySeconds": spec.get("minReadySeconds", 0),
                      "selector": selector, "template": template}}
         try:
-            return await self.client.create(REPLICA_SETS, rs)
+            return await self.client.create(REPLICA_SETS.resource_id, rs)
         except ApiError as e:
             if e.code != 409:
                 raise
-            return await self.client.get(REPLICA_SETS, rs["metadata"]["name"],
+            return await self.client.get(REPLICA_SETS.resource_id, rs["metadata"]["name"],
                                          meta["namespace"])
 
     async def _set_replicas(self, rs: Obj, replicas: int, *, revision: int | None = None) -> Obj:
@@ -138,7 +137,7 @@ class DeploymentController(Controller[str]):
             return rs
         body = {**rs, "metadata": {**rs["metadata"], "annotations": annotations},
                 "spec": {**(rs.get("spec") or {}), "replicas": replicas}}
-        return await self.client.update(REPLICA_SETS, body)
+        return await self.client.update(REPLICA_SETS.resource_id, body)
 
     async def _recreate(self, new: Obj, old: list[Obj], replicas: int) -> None:
         """Same as upstream's Recreate: old pods all gone before new ones start."""
@@ -228,11 +227,11 @@ class DeploymentController(Controller[str]):
         if new is not None:
             annotations[REVISION] = str(_revision(new))
         if annotations != (deployment["metadata"].get("annotations") or {}):
-            deployment = await self.client.update(DEPLOYMENTS, {**deployment, "metadata": {
-                **deployment["metadata"], "annotations": annotations}})
+            deployment = await self.client.update(DEPLOYMENTS.resource_id, {
+                **deployment, "metadata": {**deployment["metadata"], "annotations": annotations}})
         if (deployment.get("status") or {}) == status:
             return
-        await self.client.update(DEPLOYMENTS, {**deployment, "status": status},
+        await self.client.update(DEPLOYMENTS.resource_id, {**deployment, "status": status},
                                  subresource="status")
 
     @staticmethod

@@ -26,6 +26,7 @@ from controllers.devicetaints import rule_selects, rule_taint
 from fakeapi.kube import taints
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.timestamps import parse_time, rfc3339
+from fakeapi.registry.kinds import DEVICE_TAINT_RULES, PODS, RESOURCE_CLAIMS, RESOURCE_SLICES
 from fakeapi.runtime.component import ComponentContext, Controller
 from fakeapi.runtime.events import NORMAL, EventRecorder, object_reference
 from fakeapi.runtime.informer import Informer
@@ -34,10 +35,6 @@ log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 Key = tuple[str, str, str]
-PODS = "pods"
-CLAIMS = "resourceclaims.resource.k8s.io"
-SLICES = "resourceslices.resource.k8s.io"
-RULES = "devicetaintrules.resource.k8s.io"
 NAME = "device-taint-eviction-controller"
 CONDITION = "EvictionInProgress"
 BY_POOL = "devicetainteviction:pool"
@@ -73,12 +70,13 @@ class DeviceTaintEvictionController(Controller[Key]):
     def __init__(self, ctx: ComponentContext) -> None:
         super().__init__(ctx)
         self.events = EventRecorder(client=self.client, clock=self.clock, component=NAME)
-        self.pods = self.watch(PODS, self._pod_changed)
-        self.claims = self.watch(CLAIMS, self._claim_changed)
-        self.slices = self.watch(SLICES, self._slice_changed)
+        self.pods = self.watch(PODS.resource_id, self._pod_changed)
+        self.claims = self.watch(RESOURCE_CLAIMS.resource_id, self._claim_changed)
+        self.slices = self.watch(RESOURCE_SLICES.resource_id, self._slice_changed)
         served = {k.resource_id for k in self.client.resources()}
-        self.rules: Informer | None = (self.watch(RULES, self._rule_changed)
-                                       if RULES in served else None)
+        rules = DEVICE_TAINT_RULES.resource_id
+        self.rules: Informer | None = (self.watch(rules, self._rule_changed)
+                                       if rules in served else None)
         self.pods.cache.add_index(pc.CLAIMS_INDEX, pc.claims_index)
         self.claims.cache.add_index(BY_POOL, _allocated_pools)
         self.slices.cache.add_index(SLICES_BY_POOL, _slice_pool)
@@ -245,7 +243,7 @@ class DeviceTaintEvictionController(Controller[Key]):
         meta = pod["metadata"]
         ns = meta.get("namespace", "")
         try:
-            current = await self.client.get(PODS, meta["name"], ns)
+            current = await self.client.get(PODS.resource_id, meta["name"], ns)
         except ApiError as e:
             if e.code == 404:
                 return
@@ -258,10 +256,11 @@ class DeviceTaintEvictionController(Controller[Key]):
         conditions = (current.get("status") or {}).get("conditions") or []
         if not any(all(c.get(k) == v for k, v in DISRUPTION.items()) for c in conditions):
             condition = {**DISRUPTION, "lastTransitionTime": rfc3339(self.clock.now())}
-            await self.client.patch(PODS, meta["name"], {"status": {"conditions": [condition]}},
-                                    namespace=ns, patch_type="strategic", subresource="status")
+            await self.client.patch(PODS.resource_id, meta["name"],
+                                    {"status": {"conditions": [condition]}}, namespace=ns,
+                                    patch_type="strategic", subresource="status")
         try:
-            await self.client.delete(PODS, meta["name"], ns)
+            await self.client.delete(PODS.resource_id, meta["name"], ns)
         except ApiError as e:
             if e.code != 404:
                 raise
@@ -298,7 +297,7 @@ class DeviceTaintEvictionController(Controller[Key]):
         condition["lastTransitionTime"] = rfc3339(now)
         others = [c for c in (rule.get("status") or {}).get("conditions") or []
                   if c.get("type") != CONDITION]
-        await self.client.update(RULES, {**rule, "status": {
+        await self.client.update(DEVICE_TAINT_RULES.resource_id, {**rule, "status": {
             **(rule.get("status") or {}), "conditions": [*others, condition]}},
             subresource="status")
 

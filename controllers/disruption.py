@@ -11,10 +11,10 @@ from controllers.deployment import resolve
 from controllers.owners import is_active, is_ready
 from fakeapi.machinery.selectors import label_selector_matches
 from fakeapi.machinery.timestamps import parse_time_or_none, rfc3339
+from fakeapi.registry.kinds import POD_DISRUPTION_BUDGETS, PODS
 from fakeapi.runtime.component import ComponentContext, Controller
 
 Obj = dict[str, Any]
-BUDGETS = "poddisruptionbudgets.policy"
 DISRUPTED_TIMEOUT = dt.timedelta(minutes=2)  # same as upstream's DeletionTimeout
 
 
@@ -24,8 +24,8 @@ class DisruptionController(Controller[str]):
 
     def __init__(self, ctx: ComponentContext) -> None:
         super().__init__(ctx)
-        self.budgets = self.watch(BUDGETS)
-        self.pods = self.watch("pods", self._budgets_of)
+        self.budgets = self.watch(POD_DISRUPTION_BUDGETS.resource_id)
+        self.pods = self.watch(PODS.resource_id, self._budgets_of)
 
     def _budgets_of(self, type_: str, pod: Obj, old: Obj | None) -> list[str]:
         namespace = pod["metadata"].get("namespace", "")
@@ -73,4 +73,5 @@ class DisruptionController(Controller[str]):
             status["disruptedPods"] = disrupted
         if status == old:
             return
-        await self.client.update(BUDGETS, {**budget, "status": status}, subresource="status")
+        await self.client.update(POD_DISRUPTION_BUDGETS.resource_id, {**budget, "status": status},
+                                 subresource="status")

@@ -8,10 +8,10 @@ from typing import Any
 
 from controllers.owners import reference_to
 from fakeapi.machinery.errors import ApiError
+from fakeapi.registry.kinds import ENDPOINT_SLICES, ENDPOINTS, PODS, SERVICES
 from fakeapi.runtime.component import ComponentContext, Controller
 
 Obj = dict[str, Any]
-SLICES = "endpointslices.discovery.k8s.io"
 SERVICE_NAME = "kubernetes.io/service-name"
 MANAGED_BY = "endpointslice.kubernetes.io/managed-by"
 MANAGER = "endpointslice-controller.k8s.io"
@@ -46,8 +46,8 @@ class EndpointsController(Controller[str]):
 
     def __init__(self, ctx: ComponentContext) -> None:
         super().__init__(ctx)
-        self.services = self.watch("services")
-        self.pods = self.watch("pods", self._services_of)
+        self.services = self.watch(SERVICES.resource_id)
+        self.pods = self.watch(PODS.resource_id, self._services_of)
 
     def _services_of(self, type_: str, pod: Obj, old: Obj | None) -> list[str]:
         namespace = pod["metadata"].get("namespace", "")
@@ -91,7 +91,7 @@ class EndpointsController(Controller[str]):
                                   "labels": {SERVICE_NAME: meta["name"], MANAGED_BY: MANAGER},
                                   "ownerReferences": [reference_to(service, "v1", "Service")]},
                      "addressType": "IPv4", "endpoints": endpoints, "ports": slice_ports}
-        await self._put(SLICES, body, ("endpoints", "ports"))
+        await self._put(ENDPOINT_SLICES.resource_id, body, ("endpoints", "ports"))
 
     async def _write_endpoints(self, service: Obj, pods: list[Obj], ports: list[Obj]) -> None:
         meta = service["metadata"]
@@ -115,7 +115,7 @@ class EndpointsController(Controller[str]):
             "labels": dict(meta.get("labels") or {})}}
         if subsets:
             body["subsets"] = subsets
-        await self._put("endpoints", body, ("subsets",))
+        await self._put(ENDPOINTS.resource_id, body, ("subsets",))
 
     async def _put(self, resource: str, body: Obj, fields: tuple[str, ...]) -> None:
         """Create the object, or update it when those fields differ."""

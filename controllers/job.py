@@ -16,10 +16,10 @@ from controllers.owners import (
     pod_from_template,
 )
 from fakeapi.machinery.timestamps import parse_time_or_none, rfc3339
+from fakeapi.registry.kinds import JOBS
 from fakeapi.runtime.component import ComponentContext
 
 Obj = dict[str, Any]
-JOBS = "jobs.batch"
 INDEX = "batch.kubernetes.io/job-completion-index"
 
 
@@ -31,7 +31,7 @@ def _condition(kind: str, reason: str, message: str, now: str) -> Obj:
 class JobController(PodOwnerController):
     """Keys are `namespace/name` of Jobs; a pod's change wakes its job."""
 
-    owner_resource = JOBS
+    owner_resource = JOBS.resource_id
     owner_kind = "Job"
 
     def __init__(self, ctx: ComponentContext) -> None:
@@ -113,7 +113,7 @@ class JobController(PodOwnerController):
         status = {k: v for k, v in status.items() if v or k in ("ready",)}
         if status == (job.get("status") or {}):
             return
-        await self.client.update(JOBS, {**job, "status": status}, subresource="status")
+        await self.client.update(JOBS.resource_id, {**job, "status": status}, subresource="status")
 
     async def _create(self, key: str, job: Obj, index: int | None) -> None:
         template = (job.get("spec") or {}).get("template") or {}

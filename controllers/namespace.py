@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from fakeapi.machinery.errors import ApiError
+from fakeapi.registry.kinds import NAMESPACES
 from fakeapi.runtime.component import ComponentContext, Controller
 
 log = logging.getLogger(__name__)
@@ -24,7 +25,7 @@ class NamespaceController(Controller[str]):
 
     def __init__(self, ctx: ComponentContext) -> None:
         super().__init__(ctx)
-        self.namespaces = self.watch("namespaces", self._terminating)
+        self.namespaces = self.watch(NAMESPACES.resource_id, self._terminating)
         self.contents = [kind for kind in self.client.resources()
                          if kind.namespaced and "list" in kind.verbs
                          and "delete" in kind.verbs]
@@ -64,7 +65,7 @@ class NamespaceController(Controller[str]):
             # the deletions (and finalizers still held) bring this namespace back here
             return
         try:
-            current = await self.client.get("namespaces", key)
+            current = await self.client.get(NAMESPACES.resource_id, key)
         except ApiError as e:
             if e.code == 404:
                 return
@@ -73,5 +74,5 @@ class NamespaceController(Controller[str]):
         if FINALIZER not in finalizers:
             return
         current.setdefault("spec", {})["finalizers"] = [f for f in finalizers if f != FINALIZER]
-        await self.client.update("namespaces", current, subresource="finalize")
+        await self.client.update(NAMESPACES.resource_id, current, subresource="finalize")
 

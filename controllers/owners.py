@@ -10,6 +10,7 @@ from typing import Any
 
 from fakeapi.client import Client
 from fakeapi.machinery.errors import ApiError
+from fakeapi.registry.kinds import PODS
 from fakeapi.runtime.component import ComponentContext, Controller
 
 Obj = dict[str, Any]
@@ -126,7 +127,7 @@ class Expectations:
 async def delete_pod(client: Client, expectations: Expectations, key: str, pod: Obj) -> None:
     """Delete one of `key`'s pods (gone already is fine) and expect it to go."""
     try:
-        await client.delete("pods", pod["metadata"]["name"], pod["metadata"]["namespace"])
+        await client.delete(PODS.resource_id, pod["metadata"]["name"], pod["metadata"]["namespace"])
     except ApiError as e:
         if e.code != 404:
             raise
@@ -146,7 +147,7 @@ class PodOwnerController(Controller[str]):
     def __init__(self, ctx: ComponentContext) -> None:
         super().__init__(ctx)
         self.owners = self.watch(self.owner_resource)
-        self.pods = self.watch("pods", owner_key(self.owner_kind))
+        self.pods = self.watch(PODS.resource_id, owner_key(self.owner_kind))
         self.pods.cache.add_index("controller", controller_uid_index)
         self.expectations = Expectations()
 
@@ -170,7 +171,7 @@ class PodOwnerController(Controller[str]):
 
     async def create_pod(self, key: str, pod: Obj) -> Obj:
         """Create one of `key`'s pods and expect it to show."""
-        created = await self.client.create("pods", pod)
+        created = await self.client.create(PODS.resource_id, pod)
         self.expectations.created(key, created["metadata"]["name"])
         return created
 

@@ -14,18 +14,18 @@ from controllers.owners import (
     pod_from_template,
 )
 from fakeapi.machinery.selectors import label_selector_matches
+from fakeapi.registry.kinds import REPLICA_SETS
 
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
-REPLICA_SETS = "replicasets.apps"
 BURST = 500  # same as upstream's BurstReplicas: pods created or deleted per sync at most
 
 
 class ReplicaSetController(PodOwnerController):
     """Keys are `namespace/name` of ReplicaSets; a pod's change wakes its owner."""
 
-    owner_resource = REPLICA_SETS
+    owner_resource = REPLICA_SETS.resource_id
     owner_kind = "ReplicaSet"
 
     async def sync(self, key: str, rs: Obj, pods: OwnedPods) -> None:
@@ -59,4 +59,5 @@ class ReplicaSetController(PodOwnerController):
         status = {k: v for k, v in status.items() if v or k == "replicas"}
         if (rs.get("status") or {}) == status:
             return
-        await self.client.update(REPLICA_SETS, {**rs, "status": status}, subresource="status")
+        await self.client.update(REPLICA_SETS.resource_id, {**rs, "status": status},
+                                 subresource="status")

@@ -29,6 +29,7 @@ from typing import Any
 import fakeapi.kube.resourceclaim as pc
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.timestamps import rfc3339
+from fakeapi.registry.kinds import POD_GROUPS, PODS, RESOURCE_CLAIM_TEMPLATES, RESOURCE_CLAIMS
 from fakeapi.runtime.component import ComponentContext, Controller
 from fakeapi.runtime.events import WARNING, EventRecorder, object_reference
 from fakeapi.runtime.informer import Informer
@@ -37,10 +38,6 @@ log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 Key = tuple[str, str, str]
-PODS = "pods"
-CLAIMS = "resourceclaims.resource.k8s.io"
-TEMPLATES = "resourceclaimtemplates.resource.k8s.io"
-POD_GROUPS = "podgroups.scheduling.k8s.io"
 WORKLOAD_CLAIMS = "DRAWorkloadResourceClaims"
 EVENT_SOURCE = "resource_claim"
 """Same as upstream: the source component of this controller's events."""
@@ -67,12 +64,12 @@ class ResourceClaimController(Controller[Key]):
         self.events = EventRecorder(client=self.client, clock=self.clock,
                                     component=EVENT_SOURCE)
         self.workload_claims = ctx.gates.enabled(WORKLOAD_CLAIMS)
-        self.pods = self.watch(PODS, self._pod_changed)
-        self.claims = self.watch(CLAIMS, self._claim_changed)
-        self.templates = self.watch(TEMPLATES, self._template_changed)
+        self.pods = self.watch(PODS.resource_id, self._pod_changed)
+        self.claims = self.watch(RESOURCE_CLAIMS.resource_id, self._claim_changed)
+        self.templates = self.watch(RESOURCE_CLAIM_TEMPLATES.resource_id, self._template_changed)
         served = {k.resource_id for k in self.client.resources()}
-        self.groups: Informer | None = (self.watch(POD_GROUPS, self._group_changed)
-                                        if POD_GROUPS in served else None)
+        self.groups: Informer | None = (self.watch(POD_GROUPS.resource_id, self._group_changed)
+                                        if POD_GROUPS.resource_id in served else None)
         self.pods.cache.add_index(pc.CLAIMS_INDEX, pc.claims_index)
         self.pods.cache.add_index(BY_TEMPLATE, _template_index)
         self.pods.cache.add_index(BY_GROUP, _pod_group_index)
@@ -228,7 +225,7 @@ class ResourceClaimController(Controller[Key]):
         }
         if template_meta.get("labels"):
             claim_meta["labels"] = dict(template_meta["labels"])
-        claim = await self.client.create(CLAIMS, {
+        claim = await self.client.create(RESOURCE_CLAIMS.resource_id, {
             "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": claim_meta,
             "spec": spec.get("spec") or {}}, ns, copy=False)
         if self.claims.cache.get(claim["metadata"]["name"], ns) is None:
@@ -284,7 +281,7 @@ class ResourceClaimController(Controller[Key]):
             if recorded.get(pod_claim["name"], "") != generated:
                 updates[pod_claim["name"]] = generated
         if updates:
-            await self.client.patch(PODS, name, {"status": {"resourceClaimStatuses": [
+            await self.client.patch(PODS.resource_id, name, {"status": {"resourceClaimStatuses": [
                 {"name": k, "resourceClaimName": v} for k, v in sorted(updates.items())]}},
                 namespace=namespace, patch_type="strategic", subresource="status", copy=False)
         await self._report_missing(pod, missing)
@@ -324,13 +321,14 @@ class ResourceClaimController(Controller[Key]):
             condition = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
                          "message": message, "lastProbeTime": None,
                          "lastTransitionTime": rfc3339(self.clock.now())}
-            await self.client.patch(PODS, meta["name"], {"status": {"conditions": [condition]}},
+            await self.client.patch(PODS.resource_id, meta["name"],
+                                    {"status": {"conditions": [condition]}},
                                     namespace=meta.get("namespace", ""), patch_type="strategic",
                                     subresource="status")
         elif not missing and ours:
             # only the condition seen (a precondition): the scheduler may have written its own
             await self.client.patch(
-                PODS, meta["name"],
+                PODS.resource_id, meta["name"],
                 {"metadata": {"resourceVersion": meta["resourceVersion"]},
                  "status": {"conditions": [{"$patch": "delete", "type": "PodScheduled"}]}},
                 namespace=meta.get("namespace", ""), patch_type="strategic",
@@ -360,7 +358,7 @@ class ResourceClaimController(Controller[Key]):
             claim = _copy(claim)
             claim["status"]["reservedFor"] = [*pc.reservations(claim),
                                               pc.consumer_ref(consumer, group=shared)]
-            await self.client.update(CLAIMS, claim, subresource="status")
+            await self.client.update(RESOURCE_CLAIMS.resource_id, claim, subresource="status")
 
     def _consumer(self, pod: Obj, pod_claim: Obj, group: Obj | None,
                   created: str | None) -> tuple[str, Obj, bool] | None:
@@ -405,7 +403,7 @@ class ResourceClaimController(Controller[Key]):
                 updates[group_claim["name"]] = generated
         if updates:
             statuses = {**recorded, **updates}
-            await self.client.patch(POD_GROUPS, name, {
+            await self.client.patch(POD_GROUPS.resource_id, name, {
                 "metadata": {"resourceVersion": group["metadata"]["resourceVersion"]},
                 "status": {"resourceClaimStatuses": [
                     {"name": k, **({"resourceClaimName": v} if v else {})}
@@ -433,7 +431,8 @@ class ResourceClaimController(Controller[Key]):
                     # same as upstream: the last consumer is gone, so deallocate
                     status.pop("allocation", None)
                     status.pop("devices", None)
-            claim = await self.client.update(CLAIMS, claim, subresource="status")
+            claim = await self.client.update(RESOURCE_CLAIMS.resource_id, claim,
+                                             subresource="status")
             if protected and not pc.allocated(claim):
                 await self._drop_finalizer(claim)
         elif protected and not valid and claim["metadata"].get("deletionTimestamp"):
@@ -441,7 +440,8 @@ class ResourceClaimController(Controller[Key]):
                 claim = _copy(claim)
                 claim["status"].pop("allocation", None)
                 claim["status"].pop("devices", None)
-                claim = await self.client.update(CLAIMS, claim, subresource="status")
+                claim = await self.client.update(RESOURCE_CLAIMS.resource_id, claim,
+                                                 subresource="status")
             await self._drop_finalizer(claim)
         if not valid:
             await self._delete_if_unused(claim)
@@ -450,9 +450,9 @@ class ResourceClaimController(Controller[Key]):
         """Whether a reservedFor entry is still valid: its Pod exists (same uid) and is not
         done, its PodGroup exists; entries of other consumers are kept."""
         if pc.is_pod_ref(ref):
-            informer, resource = self.pods, PODS
+            informer, resource = self.pods, PODS.resource_id
         elif pc.is_pod_group_ref(ref) and self.groups is not None and self.workload_claims:
-            informer, resource = self.groups, POD_GROUPS
+            informer, resource = self.groups, POD_GROUPS.resource_id
         else:
             return True
         if ref.get("uid") in self.deleted:
@@ -468,13 +468,13 @@ class ResourceClaimController(Controller[Key]):
                 return False
         if obj["metadata"].get("uid") != ref.get("uid"):
             return False
-        return not (resource == PODS and pc.pod_done(obj))
+        return not (resource == PODS.resource_id and pc.pod_done(obj))
 
     async def _drop_finalizer(self, claim: Obj) -> None:
         claim = _copy(claim)
         claim["metadata"]["finalizers"] = [f for f in claim["metadata"].get("finalizers") or []
                                            if f != pc.DELETE_PROTECTION]
-        await self.client.update(CLAIMS, claim, copy=False)
+        await self.client.update(RESOURCE_CLAIMS.resource_id, claim, copy=False)
 
     async def _delete_if_unused(self, claim: Obj) -> None:
         """Same as upstream: an unreserved claim generated for a Pod that will not run any
@@ -490,7 +490,8 @@ class ResourceClaimController(Controller[Key]):
                 continue
             pod = self.pods.cache.get(ref.get("name", ""), meta.get("namespace", ""))
             if pod is not None and (pod["metadata"]["uid"] != owner_uid or pc.pod_done(pod)):
-                await self.client.delete(CLAIMS, meta["name"], meta.get("namespace", ""))
+                await self.client.delete(RESOURCE_CLAIMS.resource_id, meta["name"],
+                                         meta.get("namespace", ""))
             return
 
 

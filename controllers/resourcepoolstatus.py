@@ -19,6 +19,12 @@ from typing import Any
 import controllers.poolstatus as poolstatus
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.timestamps import parse_time, rfc3339
+from fakeapi.registry.kinds import (
+    DEVICE_TAINT_RULES,
+    RESOURCE_CLAIMS,
+    RESOURCE_POOL_STATUS_REQUESTS,
+    RESOURCE_SLICES,
+)
 from fakeapi.runtime.component import ComponentContext, Controller
 from fakeapi.runtime.informer import Informer
 from fakeapi.runtime.workqueue import Retry
@@ -26,10 +32,6 @@ from fakeapi.runtime.workqueue import Retry
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
-REQUESTS = "resourcepoolstatusrequests.resource.k8s.io"
-SLICES = "resourceslices.resource.k8s.io"
-CLAIMS = "resourceclaims.resource.k8s.io"
-RULES = "devicetaintrules.resource.k8s.io"
 GATE = "DRAResourcePoolStatus"
 COMPLETED_TTL = dt.timedelta(hours=1)
 """Same as upstream completedRequestTTL."""
@@ -45,11 +47,12 @@ class ResourcePoolStatusRequestController(Controller[str]):
 
     def __init__(self, ctx: ComponentContext) -> None:
         super().__init__(ctx)
-        self.requests = self.watch(REQUESTS)
-        self.slices = ctx.informers.get(SLICES)
-        self.claims = ctx.informers.get(CLAIMS)
+        self.requests = self.watch(RESOURCE_POOL_STATUS_REQUESTS.resource_id)
+        self.slices = ctx.informers.get(RESOURCE_SLICES.resource_id)
+        self.claims = ctx.informers.get(RESOURCE_CLAIMS.resource_id)
         served = {k.resource_id for k in self.client.resources()}
-        self.rules: Informer | None = ctx.informers.get(RULES) if RULES in served else None
+        rules = DEVICE_TAINT_RULES.resource_id
+        self.rules: Informer | None = ctx.informers.get(rules) if rules in served else None
         # read, not watched: slice and claim churn never re-triggers a computed request
         self._read = [i for i in (self.slices, self.claims, self.rules) if i is not None]
 
@@ -77,7 +80,8 @@ class ResourcePoolStatusRequestController(Controller[str]):
         if request.get("status") is None:
             status = self._compute(request, retried=self.queue.limiter.retries(key))
             updated = {**request, "status": status}
-            await self.client.update(REQUESTS, updated, subresource="status")
+            await self.client.update(RESOURCE_POOL_STATUS_REQUESTS.resource_id, updated,
+                                     subresource="status")
             deadline = now + COMPLETED_TTL
         self.queue.add_after(key, max(0.0, (deadline - now).total_seconds()))
 
@@ -114,10 +118,10 @@ class ResourcePoolStatusRequestController(Controller[str]):
     async def _delete(self, request: Obj) -> None:
         meta = request["metadata"]
         try:
-            current = await self.client.get(REQUESTS, meta["name"])
+            current = await self.client.get(RESOURCE_POOL_STATUS_REQUESTS.resource_id, meta["name"])
             if current["metadata"]["uid"] != meta["uid"]:
                 return  # recreated meanwhile: the new one has its own deadline
-            await self.client.delete(REQUESTS, meta["name"])
+            await self.client.delete(RESOURCE_POOL_STATUS_REQUESTS.resource_id, meta["name"])
         except ApiError as e:
             if e.code != 404:
                 raise

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from fakeapi.machinery.errors import ApiError
+from fakeapi.registry.kinds import NAMESPACES, SERVICE_ACCOUNTS
 from fakeapi.runtime.component import ComponentContext, Controller
 
 Obj = dict[str, Any]
@@ -17,8 +18,8 @@ class ServiceAccountController(Controller[str]):
 
     def __init__(self, ctx: ComponentContext) -> None:
         super().__init__(ctx)
-        self.namespaces = self.watch("namespaces")
-        self.accounts = self.watch("serviceaccounts", self._account_gone)
+        self.namespaces = self.watch(NAMESPACES.resource_id)
+        self.accounts = self.watch(SERVICE_ACCOUNTS.resource_id, self._account_gone)
 
     @staticmethod
     def _account_gone(type_: str, obj: Obj, old: Obj | None) -> list[str]:
@@ -34,7 +35,8 @@ class ServiceAccountController(Controller[str]):
         if self.accounts.cache.get(DEFAULT, key) is not None:
             return
         try:
-            await self.client.create("serviceaccounts", {"metadata": {"name": DEFAULT}}, key)
+            await self.client.create(SERVICE_ACCOUNTS.resource_id,
+                                     {"metadata": {"name": DEFAULT}}, key)
         except ApiError as e:
             if e.code not in (409, 403, 404):  # exists, or the namespace is going away
                 raise

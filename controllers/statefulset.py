@@ -18,10 +18,9 @@ from controllers.owners import (
     reference_to,
 )
 from fakeapi.machinery.errors import ApiError
+from fakeapi.registry.kinds import CONTROLLER_REVISIONS, PERSISTENT_VOLUME_CLAIMS, STATEFUL_SETS
 
 Obj = dict[str, Any]
-STATEFUL_SETS = "statefulsets.apps"
-REVISIONS = "controllerrevisions.apps"
 REVISION_LABEL = "controller-revision-hash"
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
@@ -35,7 +34,7 @@ def _ordinal(pod: Obj, name: str) -> int:
 class StatefulSetController(PodOwnerController):
     """Keys are `namespace/name` of StatefulSets; a pod's change wakes its owner."""
 
-    owner_resource = STATEFUL_SETS
+    owner_resource = STATEFUL_SETS.resource_id
     owner_kind = "StatefulSet"
 
     async def sync(self, key: str, sts: Obj, owned: OwnedPods) -> None:
@@ -112,7 +111,7 @@ class StatefulSetController(PodOwnerController):
             "labels": dict(((sts.get("spec") or {}).get("selector") or {}).get(
                 "matchLabels") or {})}, "spec": copy.deepcopy(template.get("spec") or {})}
         try:
-            await self.client.create("persistentvolumeclaims", claim)
+            await self.client.create(PERSISTENT_VOLUME_CLAIMS.resource_id, claim)
         except ApiError as e:
             if e.code != 409:
                 raise
@@ -121,17 +120,18 @@ class StatefulSetController(PodOwnerController):
         """A ControllerRevision per template, numbered in order (`rollout history`)."""
         meta = sts["metadata"]
         try:
-            await self.client.get(REVISIONS, revision, meta["namespace"])
+            await self.client.get(CONTROLLER_REVISIONS.resource_id, revision, meta["namespace"])
             return
         except ApiError as e:
             if e.code != 404:
                 raise
-        existing = [r for r in await self.client.list(REVISIONS, meta["namespace"])
+        revisions = await self.client.list(CONTROLLER_REVISIONS.resource_id, meta["namespace"])
+        existing = [r for r in revisions
                     if any(o.get("uid") == meta["uid"]
                            for o in r["metadata"].get("ownerReferences") or [])]
         number = max((int(r.get("revision") or 0) for r in existing), default=0) + 1
         try:
-            await self.client.create(REVISIONS, {
+            await self.client.create(CONTROLLER_REVISIONS.resource_id, {
                 "apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {
                     "name": revision, "namespace": meta["namespace"],
                     "labels": dict(((sts.get("spec") or {}).get("selector") or {}).get(
@@ -159,5 +159,5 @@ class StatefulSetController(PodOwnerController):
                        "updateRevision": revision, "collisionCount": 0}
         status = {k: v for k, v in status.items() if v or k in ("replicas",)}
         if status != old:
-            await self.client.update(STATEFUL_SETS, {**sts, "status": status},
+            await self.client.update(STATEFUL_SETS.resource_id, {**sts, "status": status},
                                      subresource="status")

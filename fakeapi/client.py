@@ -21,8 +21,9 @@ from fakeapi.machinery.decode import json_copy
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.jsonio import dumps, loads
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.generic import Registry, WriteResult, item_object, item_raw
-from fakeapi.registry.kinds import Kind
+from fakeapi.registry.generic import Registry, WriteResult
+from fakeapi.registry.listing import item_object, item_raw
+from fakeapi.registry.rest import Kind
 from fakeapi.storage.log import Event
 from fakeapi.storage.watch import WatchSpec, notices
 

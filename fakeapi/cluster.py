@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from fakeapi.auth import bootstrap, rbac
+from fakeapi.auth import bootstrap
 from fakeapi.auth.authn import (
     MASTERS,
     NODE_NAME_KEY,
@@ -29,7 +29,16 @@ from fakeapi.machinery.features import FeatureGates
 from fakeapi.machinery.randomness import RandomSource
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import Registry
-from fakeapi.registry.kinds import KindTable, served_kinds
+from fakeapi.registry.kinds import (
+    CLUSTER_ROLE_BINDINGS,
+    CLUSTER_ROLES,
+    ENDPOINT_SLICES,
+    ENDPOINTS,
+    NAMESPACES,
+    SERVICES,
+    KindTable,
+    served_kinds,
+)
 from fakeapi.storage.log import DEFAULT_RETENTION, DEFAULT_RETENTION_BYTES, EventLog
 from fakeapi.storage.store import Store
 from fakeapi.storage.wal import WriteAheadLog
@@ -96,8 +105,8 @@ class Cluster:
 
     def _seed_kubernetes_service(self) -> None:
         """Same as kube-apiserver: the `kubernetes` Service in `default`."""
-        kind = self.kinds.by_id("services")
-        if kind is None or self.store.get("services", "default", "kubernetes") is not None:
+        kind = self.kinds.by_id(SERVICES.resource_id)
+        if kind is None or self.store.get(kind.resource_id, "default", "kubernetes") is not None:
             return
         self.registry.create(kind, "default", {"metadata": {
             "name": "kubernetes", "labels": {"component": "apiserver", "provider": "kubernetes"}},
@@ -112,12 +121,12 @@ class Cluster:
         labels = {"kubernetes.io/service-name": "kubernetes",
                   "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io"}
         objects: dict[str, dict[str, Any]] = {
-            "endpointslices.discovery.k8s.io": {
+            ENDPOINT_SLICES.resource_id: {
                 "metadata": {"name": "kubernetes", "labels": labels},
                 "addressType": "IPv6" if ":" in address else "IPv4",
                 "endpoints": [{"addresses": [address], "conditions": {"ready": True}}],
                 "ports": [{"name": "https", "port": port, "protocol": "TCP"}]},
-            "endpoints": {
+            ENDPOINTS.resource_id: {
                 "metadata": {"name": "kubernetes",
                              "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
                 "subsets": [{"addresses": [{"ip": address}],
@@ -138,18 +147,18 @@ class Cluster:
                 self.registry.update(kind, "default", "kubernetes", obj, SYSTEM_CONTEXT)
 
     def _seed_namespaces(self) -> None:
-        ns_kind = self.kinds.by_resource("", "v1", "namespaces")
+        ns_kind = self.kinds.by_id(NAMESPACES.resource_id)
         assert ns_kind is not None
         for name in DEFAULT_NAMESPACES:
-            if self.store.get("namespaces", "", name) is None:
+            if self.store.get(ns_kind.resource_id, "", name) is None:
                 self.registry.create(ns_kind, "", {"metadata": {"name": name}},
                                      SYSTEM_CONTEXT)
 
     def _seed_rbac(self) -> None:
         """The bootstrap ClusterRoles and ClusterRoleBindings (missing ones are recreated)."""
-        for resource, objects in ((rbac.CLUSTER_ROLES, bootstrap.bootstrap_cluster_roles()),
-                                  (rbac.CLUSTER_ROLE_BINDINGS,
-                                   bootstrap.bootstrap_cluster_role_bindings())):
+        for row, objects in ((CLUSTER_ROLES, bootstrap.bootstrap_cluster_roles()),
+                             (CLUSTER_ROLE_BINDINGS, bootstrap.bootstrap_cluster_role_bindings())):
+            resource = row.resource_id
             kind = self.kinds.by_id(resource)
             assert kind is not None
             for obj in objects:

@@ -23,7 +23,7 @@ from fakeapi.auth.kubeconfig import read_kubeconfig, write_kubeconfig
 from fakeapi.cli import process
 from fakeapi.cluster import ClusterConfig
 from fakeapi.controlplane import ALL_COMPONENTS, ControlPlane
-from fakeapi.http.server import create_app
+from fakeapi.http.app import create_app
 from fakeapi.machinery import features
 from fakeapi.machinery.statedir import make_temporary_state
 from fakeapi.runtime.component import ComponentSelectionError, select

@@ -19,7 +19,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from fakeapi.registry.kinds import STATUS_VERBS, Kind, KindTable
+from fakeapi.registry.kinds import KindTable
+from fakeapi.registry.rest import STATUS_VERBS, Kind
 
 DISCOVERY_GROUP = "apidiscovery.k8s.io"
 DISCOVERY_VERSION = "v2"

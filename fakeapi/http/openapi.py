@@ -26,8 +26,9 @@ import orjson
 
 from fakeapi import KUBERNETES_VERSION
 from fakeapi.http.discovery import group_versions, subresource
-from fakeapi.registry import custom_kinds
-from fakeapi.registry.kinds import Kind, KindTable
+from fakeapi.registry.custom import wire_schema
+from fakeapi.registry.kinds import KindTable
+from fakeapi.registry.rest import Kind
 from fakeapi.schema.schemas import REF_PREFIX, Schemas, get_schemas
 
 OPENAPI_V3_PREFIX = "/openapi/v3"
@@ -444,7 +445,7 @@ def custom_definitions(kind: Kind) -> dict[str, JSON]:
     name, list_name = definition_names(get_schemas(), kind)
     assert name is not None and list_name is not None
     gvk = {"group": kind.group, "version": kind.version, "kind": kind.kind + "List"}
-    return {name: custom_kinds.wire_schema(kind), list_name: {
+    return {name: wire_schema(kind), list_name: {
         "description": f"{kind.kind}List is a list of {kind.kind}", "type": "object",
         "required": ["items"], "x-kubernetes-group-version-kind": [gvk],
         "properties": {

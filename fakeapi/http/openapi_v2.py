@@ -30,7 +30,8 @@ from fakeapi.http.openapi import (
 from fakeapi.machinery.protowire import delimited as _bytes
 from fakeapi.machinery.protowire import key as _key
 from fakeapi.machinery.protowire import varint as _varint
-from fakeapi.registry.kinds import Kind, KindTable
+from fakeapi.registry.kinds import KindTable
+from fakeapi.registry.rest import Kind
 from fakeapi.schema.schemas import get_schemas
 
 PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"

@@ -19,10 +19,12 @@ from aiohttp import WSMsgType, web
 from fakeapi.kube.podio import ExecRequest, ExecResult, LogRequest, PodIO
 from fakeapi.machinery.errors import ApiError, bad_request
 from fakeapi.registry.generic import Registry
-from fakeapi.registry.kinds import Kind
+from fakeapi.registry.rest import Kind
 
-STREAMED = ("log", "exec", "attach", "portforward")
 PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")
+KUBELET_CONNECTIONS = ("exec",)
+"""The connections an emulated kubelet serves (`fakeapi.kube.podio` streams logs and exec);
+attach and portforward are answered as not supported by it."""
 STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
 
 Obj = dict[str, Any]
@@ -51,14 +53,19 @@ def _not_running(pod: Obj, container: str) -> ApiError:
                        f'"{node}" is not run by an emulated kubelet')
 
 
-async def serve(request: web.Request, registry: Registry, pod_io: PodIO, kind: Kind,
-                namespace: str, name: str, subresource: str) -> web.StreamResponse:
-    """Answer one streamed subresource request."""
-    if subresource == "log":
-        if request.method != "GET":
-            raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on "
-                           "the requested resource")
-        return await _log(request, registry, pod_io, kind, namespace, name)
+async def serve_stream(request: web.Request, registry: Registry, pod_io: PodIO, kind: Kind,
+                       namespace: str, name: str, subresource: str) -> web.StreamResponse:
+    """Answer one GET of a subresource read as a stream (`rest.StreamStrategy`: the log)."""
+    if request.method != "GET":
+        raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on "
+                       "the requested resource")
+    return await _log(request, registry, pod_io, kind, namespace, name, subresource)
+
+
+async def serve_connect(request: web.Request, registry: Registry, pod_io: PodIO, kind: Kind,
+                        namespace: str, name: str, subresource: str) -> web.StreamResponse:
+    """Answer one request to connect to a subresource (`rest.ConnectStrategy`: exec, attach,
+    portforward); the emulated kubelet streams exec only."""
     if request.method not in ("GET", "POST"):
         raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the "
                        "requested resource")
@@ -69,7 +76,7 @@ async def serve(request: web.Request, registry: Registry, pod_io: PodIO, kind: K
     pod, container = registry.locate(kind, namespace, name, subresource, options)
     node = str((pod.get("spec") or {}).get("nodeName") or "")
     streams = pod_io.streams(node)
-    if streams is None or subresource != "exec":
+    if streams is None or subresource not in KUBELET_CONNECTIONS:
         if streams is not None:
             raise bad_request(f"{subresource} is not supported by the emulated kubelet of node "
                               f'"{node}"')
@@ -83,7 +90,7 @@ async def serve(request: web.Request, registry: Registry, pod_io: PodIO, kind: K
 
 
 async def _log(request: web.Request, registry: Registry, pod_io: PodIO, kind: Kind,
-               namespace: str, name: str) -> web.StreamResponse:
+               namespace: str, name: str, subresource: str) -> web.StreamResponse:
     q = request.query
     try:
         log_request = LogRequest(container="", follow=_flag(q, "follow"),
@@ -93,7 +100,7 @@ async def _log(request: web.Request, registry: Registry, pod_io: PodIO, kind: Ki
                                  since_seconds=_int(q, "sinceSeconds"))
     except ValueError:
         log_request = LogRequest(container="")
-    pod, container = registry.locate(kind, namespace, name, "log", dict(q))
+    pod, container = registry.locate(kind, namespace, name, subresource, dict(q))
     node = str((pod.get("spec") or {}).get("nodeName") or "")
     if not node:
         return web.Response(body=b"", content_type="text/plain")

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from fakeapi.printers.spec import Cell, Obj, RowContext
-from fakeapi.registry.kinds import Kind
+from fakeapi.registry.rest import Kind
 
 META_GROUP = "meta.k8s.io"
 TABLE_VERSIONS = ("v1", "v1beta1")

@@ -1,13 +1,14 @@
 """What the layers below the kind table know of a served kind: its group, version, kind,
 plural and scope (apimachinery's GroupVersionKind and GroupVersionResource in one).
 
-The kind table's rows (`fakeapi.registry.kinds.Kind`) extend it with everything else, so a
+The kind table's rows (`fakeapi.registry.rest.Kind`) extend it with everything else, so a
 row can be handed to any layer that needs only the type's identity.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -35,9 +36,10 @@ class ResourceType:
         """(group, version) pair."""
         return (self.group, self.version)
 
-    @property
+    @functools.cached_property
     def resource_id(self) -> str:
-        """Storage prefix: `plural.group` (as in RBAC and error messages), `plural` for core."""
+        """Storage prefix: `plural.group` (as in RBAC and error messages), `plural` for core
+        (worked out once: every store access names it)."""
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
     @property

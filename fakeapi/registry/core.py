@@ -7,7 +7,7 @@ from typing import Any
 from fakeapi.machinery.errors import Cause, bad_request, conflict, field_required, forbidden
 from fakeapi.machinery.timestamps import rfc3339
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.strategy import CreateSubresourceStrategy, Obj, StatusStrategy, Strategy
+from fakeapi.registry.rest import CreateSubresourceStrategy, Obj, StatusStrategy, Strategy
 
 NAMESPACE_FINALIZER = "kubernetes"
 DEFAULT_TERMINATION_GRACE = 30

@@ -1,18 +1,26 @@
-"""Strategies of CustomResourceDefinitions and of the custom resources they serve."""
+"""Strategies of CustomResourceDefinitions and of the custom resources they serve, and the
+facts a custom resource's row carries from its CRD (schema, scale paths) for the registry and
+OpenAPI.
+"""
 
 from __future__ import annotations
 
+import functools
+import re
 from typing import Any
+
+import orjson
 
 from fakeapi.machinery.errors import Cause, bad_request, invalid
 from fakeapi.machinery.field import immutable
 from fakeapi.machinery.timestamps import rfc3339
-from fakeapi.registry import custom_kinds
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.strategy import Obj, StatusStrategy, Strategy, ViewStrategy
+from fakeapi.registry.rest import Kind, Obj, StatusStrategy, Strategy, ViewStrategy
 from fakeapi.registry.validation import meta as meta_rules
 from fakeapi.registry.workloads import ScaleStrategy
 from fakeapi.schema import crd
+
+OBJECT_META = "#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 
 class CustomResourceDefinitionStrategy(Strategy):
@@ -46,8 +54,8 @@ class CustomResourceDefinitionStrategy(Strategy):
         return causes
 
 
-def _schema(kind: Any) -> Obj:
-    return custom_kinds.custom(kind).get("schema") or {}
+def _schema(kind: Kind) -> Obj:
+    return custom(kind).get("schema") or {}
 
 
 class CustomResourceStrategy(Strategy):
@@ -89,15 +97,15 @@ class CustomResourceScaleStrategy(ViewStrategy):
 
     def view(self, obj: Obj) -> Obj:
         """The Scale: replicas and selector read at the CRD's paths."""
-        spec_path, status_path, selector_path = custom_kinds.scale_paths(self.kind)
+        spec_path, status_path, selector_path = scale_paths(self.kind)
         meta = obj["metadata"]
         keep = ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
         scale: Obj = {"kind": "Scale", "apiVersion": "autoscaling/v1",
                       "metadata": {k: meta[k] for k in keep if k in meta},
-                      "spec": {"replicas": int(custom_kinds.jsonpath_get(obj, spec_path) or 0)},
-                      "status": {"replicas": int(custom_kinds.jsonpath_get(obj, status_path) or 0)}}
+                      "spec": {"replicas": int(jsonpath_get(obj, spec_path) or 0)},
+                      "status": {"replicas": int(jsonpath_get(obj, status_path) or 0)}}
         if selector_path:
-            scale["status"]["selector"] = str(custom_kinds.jsonpath_get(obj, selector_path) or "")
+            scale["status"]["selector"] = str(jsonpath_get(obj, selector_path) or "")
         return scale
 
     def unview(self, body: Obj, old: Obj) -> Obj:
@@ -107,7 +115,7 @@ class CustomResourceScaleStrategy(ViewStrategy):
             raise invalid("Scale", "autoscaling", old["metadata"]["name"], [Cause(
                 "spec.replicas", f"Invalid value: {replicas}: must be greater than or equal "
                 "to 0")])
-        spec_path = custom_kinds.scale_paths(self.kind)[0]
+        spec_path = scale_paths(self.kind)[0]
         parts = [p for p in spec_path.split(".") if p]
         if not parts:
             raise bad_request(f"invalid specReplicasPath {spec_path!r}")
@@ -121,3 +129,52 @@ class CustomResourceScaleStrategy(ViewStrategy):
         return new
 
     prepare_for_update = ScaleStrategy.prepare_for_update
+
+
+# ----- what a custom kind's row carries ----------------------------------------------------
+
+
+def custom(kind: Kind) -> Obj:
+    """What a custom kind's row carries: its `schema`, `scale` paths and `singular` name."""
+    return _parsed(kind.custom_schema)
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(text: str) -> Obj:
+    loaded = orjson.loads(text)
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def wire_schema(kind: Kind) -> Obj:
+    """The schema of a custom kind as served in OpenAPI (metadata is an ObjectMeta)."""
+    schema = dict(custom(kind).get("schema") or {})
+    props = dict(schema.get("properties") or {})
+    props["metadata"] = {"$ref": OBJECT_META}
+    props.setdefault("apiVersion", {"type": "string"})
+    props.setdefault("kind", {"type": "string"})
+    schema["properties"] = props
+    schema["x-kubernetes-group-version-kind"] = [
+        {"group": kind.group, "version": kind.version, "kind": kind.kind}]
+    return schema
+
+
+def jsonpath_get(obj: Any, path: str) -> Any:
+    """The value at a simple JSONPath (`.spec.replicas`, `.status.conditions[0].type`)."""
+    cur = obj
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path.strip().lstrip("{").rstrip("}")):
+        if part.startswith("["):
+            index = int(part[1:-1])
+            cur = cur[index] if isinstance(cur, list) and index < len(cur) else None
+        else:
+            cur = cur.get(part) if isinstance(cur, dict) else None
+        if cur is None:
+            return None
+    return cur
+
+
+def scale_paths(kind: Kind) -> tuple[str, str, str]:
+    """The CRD's scale subresource paths (spec replicas, status replicas, label selector)."""
+    scale = custom(kind).get("scale") or {}
+    return (str(scale.get("specReplicasPath") or ".spec.replicas"),
+            str(scale.get("statusReplicasPath") or ".status.replicas"),
+            str(scale.get("labelSelectorPath") or ""))

@@ -7,7 +7,7 @@ from typing import Any
 
 from fakeapi.machinery.errors import Cause, field_required
 from fakeapi.machinery.field import immutable, invalid, not_supported
-from fakeapi.registry.strategy import Obj, SpecStrategy
+from fakeapi.registry.rest import Obj, SpecStrategy
 from fakeapi.registry.validation import common
 from fakeapi.schema.emulator import DEVICE_MODES, NODE_MODES
 

@@ -1,15 +1,14 @@
 """The generic store path every kind shares: create, get, list, update, patch, delete.
 
-Runs the per-kind strategies in kube-apiserver's order, does optimistic concurrency,
-metadata bookkeeping (uid, creationTimestamp, generation, finalizers, deletion) and
-managedFields, then commits exactly one event per change through `Store.commit()`.
+Runs the strategies and the defaulter each kind's row names in kube-apiserver's order
+(`fakeapi.registry.rest`), does optimistic concurrency, metadata bookkeeping (uid,
+creationTimestamp, generation, finalizers, deletion) and managedFields, then commits exactly
+one event per change through `Store.commit()`.
 HTTP clients and in-process components both come through here.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import builtins
 import datetime
 from collections.abc import Callable, Mapping
@@ -26,7 +25,6 @@ from fakeapi.machinery.errors import (
     already_exists,
     bad_request,
     conflict,
-    expired,
     field_invalid,
     forbidden,
     invalid,
@@ -43,27 +41,25 @@ from fakeapi.machinery.watchtypes import ADDED, DELETED, MODIFIED
 from fakeapi.patching import apply as ssa
 from fakeapi.patching.managedfields import record_update
 from fakeapi.patching.patch import apply_patch
-from fakeapi.registry import custom_kinds
+from fakeapi.registry import custom, custom_kinds
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.defaults import decode_defaults
-from fakeapi.registry.kinds import Kind, KindTable
-from fakeapi.registry.strategies import (
-    SubresourceStrategy,
-    strategy_for,
-    subresource_strategies_for,
-)
-from fakeapi.registry.strategy import (
+from fakeapi.registry.kinds import CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES, KindTable
+from fakeapi.registry.listing import ListResult, item_object, list_page
+from fakeapi.registry.rest import (
     ActionStrategy,
     ConnectStrategy,
     CreateSubresourceStrategy,
+    Kind,
     StatusStrategy,
+    Strategy,
     StrategyEnv,
+    SubresourceStrategy,
     ViewStrategy,
 )
 from fakeapi.schema import crd, structural
 from fakeapi.schema.dropfields import drop_disabled_fields
 from fakeapi.schema.schemas import get_schemas, types_of
-from fakeapi.storage.log import CompactedError, Event
+from fakeapi.storage.log import Event
 from fakeapi.storage.store import Store
 
 Obj = dict[str, Any]
@@ -71,12 +67,6 @@ APPLY_PATCH = "application/apply-patch+yaml"
 STRATEGIC_PATCH = "application/strategic-merge-patch+json"
 SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
                "generation", "resourceVersion")
-CONTINUE_EXPIRED = (
-    "The provided continue parameter is too old to display a consistent list result. You can "
-    "start a new list without the continue parameter, or use the continue token in this "
-    "response to retrieve the remainder of the results. Continuing with the provided token "
-    "results in an inconsistent list - objects that were created, modified, or deleted between "
-    "the time the first chunk was returned and now may show up in the list.")
 
 
 class WriteResult:
@@ -112,30 +102,6 @@ def _writable_top(obj: Obj) -> Obj:
     return {k: dict(v) if isinstance(v, dict) else v for k, v in obj.items()}
 
 
-class ListResult:
-    """A page of a list: encoded items, the list's revision, the continue token, and how many
-    items follow this page (upstream's remainingItemCount: None when not counted)."""
-
-    __slots__ = ("items", "revision", "continue_token", "remaining")
-
-    def __init__(self, items: list[Event | Obj], revision: int, continue_token: str,
-                 remaining: int | None = None) -> None:
-        self.items = items
-        self.revision = revision
-        self.continue_token = continue_token
-        self.remaining = remaining
-
-
-def item_raw(item: Event | Obj) -> bytes:
-    """JSON of a list item (events carry it; old versions are encoded on demand)."""
-    return item.raw if isinstance(item, Event) else dumps(item)
-
-
-def item_object(item: Event | Obj) -> Obj:
-    """The object of a list item."""
-    return item.object if isinstance(item, Event) else item
-
-
 class Registry:
     """CRUD for every served kind over one Store, each kind through the strategies its row
     names. Without an authorizer, RBAC over the same store is used (the strategies' checks
@@ -153,13 +119,14 @@ class Registry:
         self.env = StrategyEnv(gates=gates or FeatureGates(), lookup=self._lookup,
                                now=store.clock.now, authorizer=self.authorizer,
                                scan=self._scan, services=dict(services or {}))
-        self._strategies = {k.resource_id: strategy_for(k, self.env) for k in kinds.kinds}
-        self._subresources = {k.resource_id: subresource_strategies_for(k, self.env)
-                              for k in kinds.kinds}
+        self._strategies: dict[str, Strategy] = {}
+        self._subresources: dict[str, dict[str, SubresourceStrategy]] = {}
+        for kind in kinds.kinds:
+            self._build_strategies(kind)
         self._structs: dict[str, tuple[tuple[str, Obj], ...]] = {}
         self._custom_schemas: dict[str, Obj] = {}
-        if kinds.by_id(crd.CRD_ID) is not None:
-            for item in self.store.scan(crd.CRD_ID):
+        if kinds.by_id(CUSTOM_RESOURCE_DEFINITIONS.resource_id) is not None:
+            for item in self.store.scan(CUSTOM_RESOURCE_DEFINITIONS.resource_id):
                 self._serve_crd(item_object(item), deleted=False)
 
     def _scan(self, resource: str, namespace: str | None) -> builtins.list[Obj]:
@@ -177,12 +144,17 @@ class Registry:
             self._strategies.pop(name, None)
             self._subresources.pop(name, None)
         else:
-            self._strategies[name] = strategy_for(kind, self.env)
-            self._subresources[name] = subresource_strategies_for(kind, self.env)
+            self._build_strategies(kind)
         if deleted:
             for item in list(self.store.scan(name)):
                 self.store.commit(DELETED, name, json_copy(item_object(item)),
                                   actor="system:apiextensions-controller")
+
+    def _build_strategies(self, kind: Kind) -> None:
+        """The strategies the kind's row names, for its objects and each subresource."""
+        self._strategies[kind.resource_id] = kind.strategy(kind, self.env)
+        self._subresources[kind.resource_id] = {
+            name: cls(kind, self.env) for name, cls in kind.subresources.items()}
 
     # ----- SubresourceOps: what action subresources do to other objects ----------------------
 
@@ -250,52 +222,9 @@ class Registry:
              resource_version_match: str = "") -> ListResult:
         """One page of matching objects, consistent at the list's revision (the durable one
         unless a continue token or an exact resourceVersion names another)."""
-        after: str | None = None
-        revision = self.store.visible_revision
-        at: int | None = None
-        if continue_token:
-            at, after = _decode_continue(continue_token)
-            if at < 0:  # same as upstream: a negative revision continues at the latest one
-                at = None
-            else:
-                revision = at
-        elif resource_version_match == "Exact":
-            at = revision = _parse_rv(resource_version)
-        elif resource_version not in ("", "0"):
-            wanted = _parse_rv(resource_version)
-            if wanted > revision:
-                # same as upstream storage.NewTooLargeResourceVersionError
-                raise ApiError(504, "Timeout", f"Timeout: Too large resource version: {wanted}, "
-                               f"current: {revision}", retry_after=1, causes=[Cause(
-                                   "", "Too large resource version", "ResourceVersionTooLarge")])
-        items: list[Event | Obj] = []
-        last_key = ""
-        more = False
-        remaining: int | None = None
-        try:
-            scan = self.store.scan(kind.resource_id, namespace, after=after, at_revision=at,
-                                   visible=True)
-            for item in scan:
-                obj = item_object(item)
-                if predicate is not None and not predicate(obj):
-                    continue
-                if limit and len(items) >= limit:
-                    more = True
-                    if predicate is None:  # same as upstream: counted only without selectors
-                        remaining = 1 + sum(1 for _ in scan)
-                    break
-                items.append(item)
-                if isinstance(item, Event):
-                    last_key = item.key
-                else:
-                    meta = obj["metadata"]
-                    last_key = f"{meta.get('namespace', '')}/{meta['name']}"
-        except CompactedError as e:
-            if continue_token:
-                raise expired(CONTINUE_EXPIRED) from e
-            raise expired(str(e)) from e
-        token = _encode_continue(revision, last_key) if more else ""
-        return ListResult(items, revision, token, remaining)
+        return list_page(self.store, kind, namespace, predicate=predicate, limit=limit,
+                         continue_token=continue_token, resource_version=resource_version,
+                         resource_version_match=resource_version_match)
 
     # ----- writes ------------------------------------------------------------------------
 
@@ -331,7 +260,7 @@ class Registry:
             meta.pop(f, None)
         meta["uid"] = uuid4(rng)  # before the strategy: a Job's selector is made of it
         drop_disabled_fields(kind.drop_fields, obj, None, self.env.gates)
-        decode_defaults(kind.resource_id, obj)
+        kind.defaulter(obj)
         strategy.prepare_for_create(obj, ctx)
         self._fill_structs(kind, obj)
         causes += strategy.validate(obj, ctx)
@@ -529,7 +458,7 @@ class Registry:
                 raise invalid(kind.kind, kind.group, name, causes)
             sub.admit(obj, old, ctx)
         else:
-            decode_defaults(kind.resource_id, obj)
+            kind.defaulter(obj)
             strategy.prepare_for_update(obj, old, ctx)
             causes = self._validate_meta(kind, meta) + strategy.validate_update(obj, old, ctx)
             if causes:
@@ -576,7 +505,7 @@ class Registry:
             raise bad_request("PATCH, application/apply-patch+yaml requires fieldManager to be "
                               "set")
         # same as upstream: defaults apply while decoding, before the apply is merged
-        decode_defaults(kind.resource_id, config)
+        kind.defaulter(config)
         now = rfc3339(self.store.clock.now())
         schema = self._schema(kind)
         live = current.object if current is not None else None
@@ -598,7 +527,7 @@ class Registry:
             return WriteResult(event=None, object=obj, created=created, warnings=warnings,
                                type=type)
         event = self.store.commit(type, kind.resource_id, obj, actor=ctx.user)
-        if kind.resource_id == crd.CRD_ID:
+        if kind.resource_id == CUSTOM_RESOURCE_DEFINITIONS.resource_id:
             self._serve_crd(event.object, deleted=type == DELETED)
         return WriteResult(event=event, object=event.object, created=created, warnings=warnings,
                            type=type)
@@ -633,7 +562,7 @@ class Registry:
                       duplicates: builtins.list[str]) -> tuple[Obj, builtins.list[str]]:
         """Same as upstream for custom resources: unknown fields are pruned (a warning in
         Warn mode, a 400 in Strict); the values are checked by the strategy (422)."""
-        schema = custom_kinds.custom(kind).get("schema") or {}
+        schema = custom.custom(kind).get("schema") or {}
         pruned, dropped = crd.prune(obj, schema)
         if pruned is obj:
             pruned = json_copy(obj)
@@ -650,7 +579,7 @@ class Registry:
         if kind.custom_schema:
             found = self._custom_schemas.get(kind.custom_schema)
             if found is None:
-                found = self._custom_schemas[kind.custom_schema] = custom_kinds.wire_schema(kind)
+                found = self._custom_schemas[kind.custom_schema] = custom.wire_schema(kind)
             return found
         return self.schemas.for_gvk(kind.group, kind.version, kind.kind)
 
@@ -698,9 +627,9 @@ class Registry:
         meta["namespace"] = namespace
         if not creating:
             return
-        ns = self.store.get("namespaces", "", namespace)
+        ns = self.store.get(NAMESPACES.resource_id, "", namespace)
         if ns is None:
-            raise not_found("namespaces", "", namespace)
+            raise not_found(NAMESPACES.plural, NAMESPACES.group, namespace)
         if ns.object["metadata"].get("deletionTimestamp"):
             raise forbidden(f"{kind.resource_id} \"{meta.get('name') or ''}\" is forbidden: "
                             f"unable to create new content in namespace {namespace} because "
@@ -783,41 +712,3 @@ def _same(new: Obj, old: Obj) -> bool:
         k: v for k, v in old.items() if k != "metadata"}
 
 
-def _parse_rv(value: str) -> int:
-    try:
-        rv = int(value)
-    except ValueError:
-        raise bad_request(f"invalid resource version: {value!r}") from None
-    if rv < 0:
-        raise bad_request(f"invalid resource version: {value!r}")
-    return rv
-
-
-def _encode_continue(revision: int, key: str) -> str:
-    raw = orjson.dumps({"v": "meta.k8s.io/v1", "rv": revision, "start": key})
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _decode_continue(token: str) -> tuple[int, str]:
-    """Upstream storage.DecodeContinue, with its errors wrapped as `invalid continue token`."""
-    try:
-        data = orjson.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-    except (ValueError, binascii.Error, orjson.JSONDecodeError):
-        data = None
-    if not isinstance(data, dict):
-        raise _bad_continue("continue key is not valid")
-    if data.get("v") != "meta.k8s.io/v1":
-        raise _bad_continue("continue key is not valid: server does not recognize this encoded "
-                            f"version {data.get('v') or ''}")
-    rv, start = data.get("rv"), data.get("start")
-    if not isinstance(rv, int) or isinstance(rv, bool) or rv == 0:
-        raise _bad_continue("continue key is not valid: incorrect encoded start resourceVersion "
-                            "(version meta.k8s.io/v1)")
-    if not isinstance(start, str) or not start:
-        raise _bad_continue("continue key is not valid: encoded start key empty "
-                            "(version meta.k8s.io/v1)")
-    return rv, start
-
-
-def _bad_continue(why: str) -> ApiError:
-    return bad_request(f"invalid continue token: {why}")

@@ -16,7 +16,7 @@ from fakeapi.auth.tokens import (
 from fakeapi.machinery.errors import Cause, bad_request, not_found
 from fakeapi.machinery.field import not_supported, required
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.strategy import (
+from fakeapi.registry.rest import (
     ActionStrategy,
     Obj,
     StatusStrategy,

@@ -1,79 +1,93 @@
 """The kind table: one row per served kind, the single source of every per-kind fact.
 
-A row drives routing, discovery, OpenAPI and RBAC names, and names its registry strategy and
-the strategy of each subresource, its `kubectl get` columns, its field selectors and the
-fields its feature gates drop. Adding a kind is adding a row here (and a strategy in
+A row (`fakeapi.registry.rest.Kind`) drives routing, discovery, OpenAPI and RBAC names, and
+names the strategy class of its objects and of each subresource, its `kubectl get` columns,
+its field selectors and the fields its feature gates drop; go-to-definition on a row's
+strategy lands on the class. Adding a kind is adding a row here (and a strategy in
 `fakeapi.registry` when the defaults don't do), never touching the HTTP layer.
 
-Strategies are named by class name (resolved by `fakeapi.registry.strategies`), as they sit
-above this module: the registry imports the table, never the other way round.
+Each row is a module constant (`PODS`, `RESOURCE_CLAIMS`, ...) that `KINDS` lists; code that
+names a resource uses the row (`RESOURCE_CLAIMS.resource_id`), never a spelled-out id. The
+table sits above the strategies it names: no strategy imports it.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from fakeapi.machinery import selectors
 from fakeapi.machinery.features import FeatureGates, GateReader
-from fakeapi.machinery.gvk import ResourceType
-from fakeapi.machinery.selectors import FieldRules
 from fakeapi.printers import columns
 from fakeapi.printers import workloads as wc
-from fakeapi.printers.spec import TableSpec
+from fakeapi.registry import reviews
+from fakeapi.registry import workload_defaults as wd
+from fakeapi.registry.core import (
+    NamespaceFinalizeStrategy,
+    NamespaceStrategy,
+    NodeStrategy,
+    PodBindingStrategy,
+    PodStrategy,
+)
+from fakeapi.registry.custom import CustomResourceDefinitionStrategy
+from fakeapi.registry.emulator import DeviceFaultStrategy, NodeFaultStrategy
+from fakeapi.registry.identity import (
+    CertificateApprovalStrategy,
+    CertificateSigningRequestStrategy,
+    TokenRequestStrategy,
+)
+from fakeapi.registry.pods import (
+    EphemeralContainersStrategy,
+    EvictionStrategy,
+    PodAttachStrategy,
+    PodExecStrategy,
+    PodLogStrategy,
+    PodPortForwardStrategy,
+)
+from fakeapi.registry.rbac import RoleBindingStrategy, RoleStrategy
+from fakeapi.registry.resource import (
+    DeviceClassStrategy,
+    DeviceTaintRuleStatusStrategy,
+    DeviceTaintRuleStrategy,
+    ResourceClaimStatusStrategy,
+    ResourceClaimStrategy,
+    ResourceClaimTemplateStrategy,
+    ResourcePoolStatusRequestStatusStrategy,
+    ResourcePoolStatusRequestStrategy,
+    ResourceSliceStrategy,
+)
+from fakeapi.registry.rest import (
+    ALL_VERBS,
+    Kind,
+    Obj,
+    PostsTo,
+    Review,
+    ReviewContext,
+    StatusStrategy,
+)
+from fakeapi.registry.scheduling import PodGroupStatusStrategy, PodGroupStrategy, WorkloadStrategy
+from fakeapi.registry.validation import claims, poolstatus
+from fakeapi.registry.workloads import (
+    JobStrategy,
+    PodControllerStrategy,
+    ScaleStrategy,
+    SecretStrategy,
+    ServiceStrategy,
+)
 from fakeapi.schema import dropfields
 
-ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
-STATUS_VERBS = ("get", "patch", "update")
-STRATEGY = "Strategy"
-"""The default strategy of an object (the common upstream rules only)."""
-STATUS = "StatusStrategy"
-"""The default strategy of `/status` (status changes, nothing else)."""
 
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class Kind(ResourceType):
-    """One served group/version/kind and how it is exposed over REST."""
-
-    short_names: tuple[str, ...] = ()
-    subresources: Mapping[str, str] = dataclasses.field(default_factory=dict, compare=False)
-    """Each subresource (`status`, `finalize`, `binding`) and the name of its strategy."""
-    categories: tuple[str, ...] = ()
-    verbs: tuple[str, ...] = ALL_VERBS
-    feature_gate: str | None = None
-    has_generation: bool = True
-    returns_deleted: bool = False
-    """DELETE answers with the deleted object (upstream ReturnDeletedObject), else a Status."""
-    strategy: str = dataclasses.field(default=STRATEGY, compare=False)
-    """The name of the object's strategy class (see `fakeapi.registry.strategies`)."""
-    columns: TableSpec = dataclasses.field(default=columns.DEFAULT_SPEC, compare=False)
-    """What `kubectl get` shows."""
-    field_selectors: FieldRules = dataclasses.field(default=selectors.DEFAULT_FIELDS,
-                                                    compare=False)
-    """The field labels `fieldSelector` accepts (upstream's field-label conversion)."""
-    drop_fields: tuple[dropfields.Rule, ...] = dataclasses.field(default=(), compare=False)
-    """Fields dropped while their feature gate is off (upstream dropDisabledFields)."""
-    pointer_fields: tuple[str, ...] = ()
-    """Top-level `spec`/`status` fields that are Go pointers (omitted while unset; every
-    other struct field goes on the wire as `{}` at least)."""
-    custom_schema: str = ""
-    """A custom resource's facts from its CRD as JSON (schema, scale paths; see
-    `fakeapi.registry.custom_kinds.custom`), "" for built-in kinds. Compared, so caches keyed
-    by kinds see a changed schema."""
-    posts_to: tuple[str, str] | None = None
-    """A create-only kind whose POST is a subresource of another kind's object named by the
-    body (`namespaces/NS/bindings` binds the pod the Binding names): (resource id,
-    subresource)."""
-
-    @property
-    def has_status(self) -> bool:
-        """Whether `/status` is a subresource (status then changes only through it)."""
-        return "status" in self.subresources
-
-
-def _k(group: str, version: str, kind: str, plural: str, namespaced: bool, **kw: object) -> Kind:
+def _k(group: str, version: str, kind: str, plural: str, namespaced: bool, **kw: Any) -> Kind:
     return Kind(group=group, version=version, kind=kind, plural=plural, namespaced=namespaced,
-                **kw)  # type: ignore[arg-type]
+                **kw)
+
+
+def _review(group: str, kind: str, namespaced: bool,
+            answer: Callable[[Kind, Obj, ReviewContext], Obj]) -> Kind:
+    """A create-only review kind, answered by `answer` (`fakeapi.registry.reviews`); never
+    stored."""
+    return _k(group, "v1", kind, kind.lower() + "s", namespaced, verbs=("create",),
+              has_generation=False, handler=Review(answer=answer))
 
 
 RESOURCE = "resource.k8s.io"
@@ -87,156 +101,253 @@ BATCH = "batch"
 NETWORKING = "networking.k8s.io"
 APIEXTENSIONS = "apiextensions.k8s.io"
 CERTIFICATES = "certificates.k8s.io"
-SCALED = {"status": STATUS, "scale": "ScaleStrategy"}
+STATUS = {"status": StatusStrategy}
+"""The subresources of a kind with only the default `/status`."""
+SCALED = {"status": StatusStrategy, "scale": ScaleStrategy}
 """The subresources of a kind that `kubectl scale` can scale."""
 
-KINDS: tuple[Kind, ...] = (
-    _k("", "v1", "Namespace", "namespaces", False, short_names=("ns",),
-       subresources={"status": STATUS, "finalize": "NamespaceFinalizeStrategy"},
-       verbs=ALL_VERBS[:2] + ALL_VERBS[3:], has_generation=False,
-       strategy="NamespaceStrategy", columns=columns.NAMESPACE,
-       field_selectors=selectors.NAMESPACE_FIELDS),
-    _k("", "v1", "Node", "nodes", False, short_names=("no",), subresources={"status": STATUS},
-       has_generation=False, strategy="NodeStrategy", columns=columns.NODE,
-       field_selectors=selectors.NODE_FIELDS),
-    _k("", "v1", "Pod", "pods", True, short_names=("po",), categories=("all",),
-       subresources={"status": STATUS, "binding": "PodBindingStrategy",
-                     "eviction": "EvictionStrategy", "log": "PodLogStrategy",
-                     "exec": "PodExecStrategy", "attach": "PodAttachStrategy",
-                     "portforward": "PodPortForwardStrategy",
-                     "ephemeralcontainers": "EphemeralContainersStrategy"},
-       returns_deleted=True, strategy="PodStrategy", columns=columns.POD,
-       field_selectors=selectors.POD_FIELDS, drop_fields=dropfields.POD),
-    _k("", "v1", "Binding", "bindings", True, verbs=("create",), has_generation=False,
-       posts_to=("pods", "binding")),
-    _k("", "v1", "Event", "events", True, short_names=("ev",), has_generation=False,
-       columns=columns.EVENT, field_selectors=selectors.EVENT_FIELDS),
-    _k("", "v1", "ServiceAccount", "serviceaccounts", True, short_names=("sa",),
-       subresources={"token": "TokenRequestStrategy"},
-       has_generation=False, returns_deleted=True, columns=columns.SERVICE_ACCOUNT),
-    _k("", "v1", "Secret", "secrets", True, has_generation=False, columns=wc.SECRET,
-       strategy="SecretStrategy", field_selectors=selectors.SECRET_FIELDS),
-    _k("", "v1", "Service", "services", True, short_names=("svc",), categories=("all",),
-       subresources={"status": STATUS}, has_generation=False, strategy="ServiceStrategy",
-       columns=wc.SERVICE, field_selectors=selectors.SERVICE_FIELDS),
-    _k("", "v1", "Endpoints", "endpoints", True, short_names=("ep",), has_generation=False,
-       columns=wc.ENDPOINTS),
-    _k("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", True, short_names=("pvc",),
-       subresources={"status": STATUS}, has_generation=False,
-       columns=wc.PERSISTENT_VOLUME_CLAIM),
-    _k("", "v1", "PersistentVolume", "persistentvolumes", False, short_names=("pv",),
-       subresources={"status": STATUS}, has_generation=False, columns=wc.PERSISTENT_VOLUME,
-       field_selectors=selectors.CLUSTER_FIELDS),
-    _k("", "v1", "ReplicationController", "replicationcontrollers", True, short_names=("rc",),
-       categories=("all",), subresources=SCALED, columns=wc.REPLICATION_CONTROLLER),
-    _k("", "v1", "PodTemplate", "podtemplates", True, has_generation=False,
-       columns=wc.POD_TEMPLATE),
-    _k("", "v1", "ResourceQuota", "resourcequotas", True, short_names=("quota",),
-       subresources={"status": STATUS}, has_generation=False, columns=wc.RESOURCE_QUOTA),
-    _k("", "v1", "LimitRange", "limitranges", True, short_names=("limits",),
-       has_generation=False, columns=wc.LIMIT_RANGE),
-    _k("", "v1", "ConfigMap", "configmaps", True, short_names=("cm",), has_generation=False,
-       columns=columns.CONFIG_MAP),
-    _k("coordination.k8s.io", "v1", "Lease", "leases", True, has_generation=False,
-       columns=columns.LEASE),
-    _k(APPS, "v1", "Deployment", "deployments", True, short_names=("deploy",),
-       categories=("all",), subresources=SCALED,
-       strategy="PodControllerStrategy", columns=wc.DEPLOYMENT),
-    _k(APPS, "v1", "ReplicaSet", "replicasets", True, short_names=("rs",), categories=("all",),
-       subresources=SCALED, strategy="PodControllerStrategy", columns=wc.REPLICA_SET,
-       field_selectors=selectors.REPLICA_SET_FIELDS),
-    _k(APPS, "v1", "StatefulSet", "statefulsets", True, short_names=("sts",),
-       categories=("all",), subresources=SCALED,
-       strategy="PodControllerStrategy", columns=wc.STATEFUL_SET),
-    _k(APPS, "v1", "DaemonSet", "daemonsets", True, short_names=("ds",), categories=("all",),
-       subresources={"status": STATUS},
-       strategy="PodControllerStrategy", columns=wc.DAEMON_SET),
-    _k(APPS, "v1", "ControllerRevision", "controllerrevisions", True, has_generation=False,
-       columns=wc.CONTROLLER_REVISION),
-    _k(BATCH, "v1", "Job", "jobs", True, categories=("all",), subresources={"status": STATUS},
-       strategy="JobStrategy", columns=wc.JOB, field_selectors=selectors.JOB_FIELDS),
-    _k(BATCH, "v1", "CronJob", "cronjobs", True, short_names=("cj",), categories=("all",),
-       subresources={"status": STATUS}, columns=wc.CRON_JOB),
-    _k("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", True,
-       short_names=("hpa",), categories=("all",), subresources={"status": STATUS},
-       columns=wc.HORIZONTAL_POD_AUTOSCALER),
-    _k("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", True,
-       short_names=("pdb",), subresources={"status": STATUS},
-       columns=wc.POD_DISRUPTION_BUDGET),
-    _k("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", True,
-       has_generation=False, columns=wc.ENDPOINT_SLICE),
-    _k(NETWORKING, "v1", "Ingress", "ingresses", True, short_names=("ing",),
-       subresources={"status": STATUS}, columns=wc.INGRESS),
-    _k(NETWORKING, "v1", "IngressClass", "ingressclasses", False, columns=wc.INGRESS_CLASS),
-    _k(NETWORKING, "v1", "NetworkPolicy", "networkpolicies", True, short_names=("netpol",),
-       columns=wc.NETWORK_POLICY),
-    # its shortName "ev" is the core Event's here (kubectl resolves "ev" to core/v1 anyway)
-    _k("events.k8s.io", "v1", "Event", "events", True, has_generation=False,
-       columns=wc.EVENTS_V1),
-    _k(APIEXTENSIONS, "v1", "CustomResourceDefinition", "customresourcedefinitions", False,
-       short_names=("crd", "crds"), categories=("api-extensions",),
-       subresources={"status": STATUS}, strategy="CustomResourceDefinitionStrategy",
-       columns=wc.CUSTOM_RESOURCE_DEFINITION),
-    _k(CERTIFICATES, "v1", "CertificateSigningRequest", "certificatesigningrequests", False,
-       short_names=("csr",),
-       subresources={"status": STATUS, "approval": "CertificateApprovalStrategy"},
-       has_generation=True, strategy="CertificateSigningRequestStrategy",
-       columns=wc.CERTIFICATE_SIGNING_REQUEST, field_selectors=selectors.CSR_FIELDS),
-    _k(RESOURCE, "v1", "DeviceClass", "deviceclasses", False, returns_deleted=True,
-       strategy="DeviceClassStrategy", columns=columns.DEVICE_CLASS,
-       drop_fields=dropfields.DEVICE_CLASS),
-    _k(RESOURCE, "v1", "ResourceClaim", "resourceclaims", True,
-       subresources={"status": "ResourceClaimStatusStrategy"}, returns_deleted=True,
-       strategy="ResourceClaimStrategy", columns=columns.RESOURCE_CLAIM,
-       drop_fields=dropfields.RESOURCE_CLAIM),
-    _k(RESOURCE, "v1", "ResourceClaimTemplate", "resourceclaimtemplates", True,
-       returns_deleted=True, strategy="ResourceClaimTemplateStrategy",
-       columns=columns.RESOURCE_CLAIM_TEMPLATE, drop_fields=dropfields.RESOURCE_CLAIM_TEMPLATE),
-    _k(RESOURCE, "v1", "ResourceSlice", "resourceslices", False, returns_deleted=True,
-       strategy="ResourceSliceStrategy", columns=columns.RESOURCE_SLICE,
-       field_selectors=selectors.RESOURCE_SLICE_FIELDS, drop_fields=dropfields.RESOURCE_SLICE),
-    _k(RESOURCE, "v1", "DeviceTaintRule", "devicetaintrules", False,
-       subresources={"status": "DeviceTaintRuleStatusStrategy"},
-       feature_gate="DRADeviceTaintRules", strategy="DeviceTaintRuleStrategy",
-       columns=columns.DEVICE_TAINT_RULE),
-    _k(RESOURCE, "v1alpha3", "ResourcePoolStatusRequest", "resourcepoolstatusrequests", False,
-       subresources={"status": "ResourcePoolStatusRequestStatusStrategy"},
-       feature_gate="DRAResourcePoolStatus", returns_deleted=True, pointer_fields=("status",),
-       strategy="ResourcePoolStatusRequestStrategy",
-       columns=columns.RESOURCE_POOL_STATUS_REQUEST,
-       drop_fields=dropfields.RESOURCE_POOL_STATUS_REQUEST),
-    _k(SCHEDULING, "v1beta1", "PodGroup", "podgroups", True,
-       subresources={"status": "PodGroupStatusStrategy"}, feature_gate="GenericWorkload",
-       strategy="PodGroupStrategy", columns=columns.POD_GROUP, drop_fields=dropfields.POD_GROUP),
-    _k(SCHEDULING, "v1beta1", "Workload", "workloads", True, feature_gate="GenericWorkload",
-       strategy="WorkloadStrategy", columns=columns.WORKLOAD, drop_fields=dropfields.WORKLOAD),
-    _k(SCHEDULING, "v1", "PriorityClass", "priorityclasses", False, short_names=("pc",),
-       has_generation=False, columns=columns.PRIORITY_CLASS),
-    _k(RBAC, "v1", "Role", "roles", True, has_generation=False, strategy="RoleStrategy",
-       columns=columns.ROLE),
-    _k(RBAC, "v1", "ClusterRole", "clusterroles", False, has_generation=False,
-       strategy="RoleStrategy", columns=columns.ROLE),
-    _k(RBAC, "v1", "RoleBinding", "rolebindings", True, has_generation=False,
-       strategy="RoleBindingStrategy", columns=columns.ROLE_BINDING),
-    _k(RBAC, "v1", "ClusterRoleBinding", "clusterrolebindings", False, has_generation=False,
-       strategy="RoleBindingStrategy", columns=columns.CLUSTER_ROLE_BINDING),
-    # The emulator's fault injection (fakeapi.schema.emulator).
-    _k(EMULATOR, "v1alpha1", "DeviceFault", "devicefaults", False, categories=("faults",),
-       strategy="DeviceFaultStrategy", columns=columns.DEVICE_FAULT,
-       field_selectors=selectors.FAULT_FIELDS),
-    _k(EMULATOR, "v1alpha1", "NodeFault", "nodefaults", False, categories=("faults",),
-       strategy="NodeFaultStrategy", columns=columns.NODE_FAULT,
-       field_selectors=selectors.FAULT_FIELDS),
-    # Create-only reviews, answered by fakeapi.registry.reviews and never stored or listed.
-    *(_k(group, "v1", kind, kind.lower() + "s", namespaced, verbs=("create",),
-         has_generation=False) for group, kind, namespaced in (
-        (AUTHENTICATION, "SelfSubjectReview", False),
-        (AUTHENTICATION, "TokenReview", False),
-        (AUTHORIZATION, "LocalSubjectAccessReview", True),
-        (AUTHORIZATION, "SelfSubjectAccessReview", False),
-        (AUTHORIZATION, "SelfSubjectRulesReview", False),
-        (AUTHORIZATION, "SubjectAccessReview", False))),
+# ----- core/v1 --------------------------------------------------------------------------------
+
+NAMESPACES = _k(
+    "", "v1", "Namespace", "namespaces", False, short_names=("ns",),
+    subresources={"status": StatusStrategy, "finalize": NamespaceFinalizeStrategy},
+    verbs=ALL_VERBS[:2] + ALL_VERBS[3:], has_generation=False, strategy=NamespaceStrategy,
+    columns=columns.NAMESPACE, field_selectors=selectors.NAMESPACE_FIELDS)
+NODES = _k(
+    "", "v1", "Node", "nodes", False, short_names=("no",), subresources=STATUS,
+    has_generation=False, strategy=NodeStrategy, columns=columns.NODE,
+    field_selectors=selectors.NODE_FIELDS)
+PODS = _k(
+    "", "v1", "Pod", "pods", True, short_names=("po",), categories=("all",),
+    subresources={"status": StatusStrategy, "binding": PodBindingStrategy,
+                  "eviction": EvictionStrategy, "log": PodLogStrategy,
+                  "exec": PodExecStrategy, "attach": PodAttachStrategy,
+                  "portforward": PodPortForwardStrategy,
+                  "ephemeralcontainers": EphemeralContainersStrategy},
+    returns_deleted=True, strategy=PodStrategy, columns=columns.POD,
+    field_selectors=selectors.POD_FIELDS, drop_fields=dropfields.POD, defaulter=wd.default_pod
 )
+BINDINGS = _k(
+    "", "v1", "Binding", "bindings", True, verbs=("create",), has_generation=False,
+    handler=PostsTo(target=PODS, subresource="binding"))
+EVENTS = _k(
+    "", "v1", "Event", "events", True, short_names=("ev",), has_generation=False,
+    columns=columns.EVENT, field_selectors=selectors.EVENT_FIELDS)
+SERVICE_ACCOUNTS = _k(
+    "", "v1", "ServiceAccount", "serviceaccounts", True, short_names=("sa",),
+    subresources={"token": TokenRequestStrategy}, has_generation=False, returns_deleted=True,
+    columns=columns.SERVICE_ACCOUNT)
+SECRETS = _k(
+    "", "v1", "Secret", "secrets", True, has_generation=False, columns=wc.SECRET,
+    strategy=SecretStrategy, field_selectors=selectors.SECRET_FIELDS, defaulter=wd.default_secret
+)
+SERVICES = _k(
+    "", "v1", "Service", "services", True, short_names=("svc",), categories=("all",),
+    subresources=STATUS, has_generation=False, strategy=ServiceStrategy, columns=wc.SERVICE,
+    field_selectors=selectors.SERVICE_FIELDS, defaulter=wd.default_service
+)
+ENDPOINTS = _k(
+    "", "v1", "Endpoints", "endpoints", True, short_names=("ep",), has_generation=False,
+    columns=wc.ENDPOINTS)
+PERSISTENT_VOLUME_CLAIMS = _k(
+    "", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", True, short_names=("pvc",),
+    subresources=STATUS, has_generation=False, columns=wc.PERSISTENT_VOLUME_CLAIM,
+    defaulter=wd.default_persistent_volume_claim
+)
+PERSISTENT_VOLUMES = _k(
+    "", "v1", "PersistentVolume", "persistentvolumes", False, short_names=("pv",),
+    subresources=STATUS, has_generation=False, columns=wc.PERSISTENT_VOLUME,
+    field_selectors=selectors.CLUSTER_FIELDS, defaulter=wd.default_persistent_volume
+)
+REPLICATION_CONTROLLERS = _k(
+    "", "v1", "ReplicationController", "replicationcontrollers", True, short_names=("rc",),
+    categories=("all",), subresources=SCALED, columns=wc.REPLICATION_CONTROLLER,
+    defaulter=wd.default_replication_controller
+)
+POD_TEMPLATES = _k(
+    "", "v1", "PodTemplate", "podtemplates", True, has_generation=False,
+    columns=wc.POD_TEMPLATE, defaulter=wd.default_pod_template
+)
+RESOURCE_QUOTAS = _k(
+    "", "v1", "ResourceQuota", "resourcequotas", True, short_names=("quota",),
+    subresources=STATUS, has_generation=False, columns=wc.RESOURCE_QUOTA)
+LIMIT_RANGES = _k(
+    "", "v1", "LimitRange", "limitranges", True, short_names=("limits",), has_generation=False,
+    columns=wc.LIMIT_RANGE)
+CONFIG_MAPS = _k(
+    "", "v1", "ConfigMap", "configmaps", True, short_names=("cm",), has_generation=False,
+    columns=columns.CONFIG_MAP)
+
+# ----- the everyday groups ---------------------------------------------------------------------
+
+LEASES = _k(
+    "coordination.k8s.io", "v1", "Lease", "leases", True, has_generation=False,
+    columns=columns.LEASE)
+DEPLOYMENTS = _k(
+    APPS, "v1", "Deployment", "deployments", True, short_names=("deploy",),
+    categories=("all",), subresources=SCALED, strategy=PodControllerStrategy,
+    columns=wc.DEPLOYMENT, defaulter=wd.default_deployment
+)
+REPLICA_SETS = _k(
+    APPS, "v1", "ReplicaSet", "replicasets", True, short_names=("rs",), categories=("all",),
+    subresources=SCALED, strategy=PodControllerStrategy, columns=wc.REPLICA_SET,
+    field_selectors=selectors.REPLICA_SET_FIELDS, defaulter=wd.default_replica_set
+)
+STATEFUL_SETS = _k(
+    APPS, "v1", "StatefulSet", "statefulsets", True, short_names=("sts",), categories=("all",),
+    subresources=SCALED, strategy=PodControllerStrategy, columns=wc.STATEFUL_SET,
+    defaulter=wd.default_stateful_set
+)
+DAEMON_SETS = _k(
+    APPS, "v1", "DaemonSet", "daemonsets", True, short_names=("ds",), categories=("all",),
+    subresources=STATUS, strategy=PodControllerStrategy, columns=wc.DAEMON_SET,
+    defaulter=wd.default_daemon_set
+)
+CONTROLLER_REVISIONS = _k(
+    APPS, "v1", "ControllerRevision", "controllerrevisions", True, has_generation=False,
+    columns=wc.CONTROLLER_REVISION)
+JOBS = _k(
+    BATCH, "v1", "Job", "jobs", True, categories=("all",), subresources=STATUS,
+    strategy=JobStrategy, columns=wc.JOB, field_selectors=selectors.JOB_FIELDS,
+    defaulter=wd.default_job
+)
+CRON_JOBS = _k(
+    BATCH, "v1", "CronJob", "cronjobs", True, short_names=("cj",), categories=("all",),
+    subresources=STATUS, columns=wc.CRON_JOB, defaulter=wd.default_cron_job
+)
+HORIZONTAL_POD_AUTOSCALERS = _k(
+    "autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", True,
+    short_names=("hpa",), categories=("all",), subresources=STATUS,
+    columns=wc.HORIZONTAL_POD_AUTOSCALER, defaulter=wd.default_horizontal_pod_autoscaler
+)
+POD_DISRUPTION_BUDGETS = _k(
+    "policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", True, short_names=("pdb",),
+    subresources=STATUS, columns=wc.POD_DISRUPTION_BUDGET)
+ENDPOINT_SLICES = _k(
+    "discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", True, has_generation=False,
+    columns=wc.ENDPOINT_SLICE)
+INGRESSES = _k(
+    NETWORKING, "v1", "Ingress", "ingresses", True, short_names=("ing",), subresources=STATUS,
+    columns=wc.INGRESS)
+INGRESS_CLASSES = _k(
+    NETWORKING, "v1", "IngressClass", "ingressclasses", False, columns=wc.INGRESS_CLASS)
+NETWORK_POLICIES = _k(
+    NETWORKING, "v1", "NetworkPolicy", "networkpolicies", True, short_names=("netpol",),
+    columns=wc.NETWORK_POLICY)
+# its shortName "ev" is the core Event's here (kubectl resolves "ev" to core/v1 anyway)
+EVENTS_K8S_IO = _k(
+    "events.k8s.io", "v1", "Event", "events", True, has_generation=False,
+    columns=wc.EVENTS_V1)
+CUSTOM_RESOURCE_DEFINITIONS = _k(
+    APIEXTENSIONS, "v1", "CustomResourceDefinition", "customresourcedefinitions", False,
+    short_names=("crd", "crds"), categories=("api-extensions",), subresources=STATUS,
+    strategy=CustomResourceDefinitionStrategy, columns=wc.CUSTOM_RESOURCE_DEFINITION)
+CERTIFICATE_SIGNING_REQUESTS = _k(
+    CERTIFICATES, "v1", "CertificateSigningRequest", "certificatesigningrequests", False,
+    short_names=("csr",),
+    subresources={"status": StatusStrategy, "approval": CertificateApprovalStrategy},
+    has_generation=True, strategy=CertificateSigningRequestStrategy,
+    columns=wc.CERTIFICATE_SIGNING_REQUEST, field_selectors=selectors.CSR_FIELDS)
+
+# ----- DRA and scheduling ----------------------------------------------------------------------
+
+DEVICE_CLASSES = _k(
+    RESOURCE, "v1", "DeviceClass", "deviceclasses", False, returns_deleted=True,
+    strategy=DeviceClassStrategy, columns=columns.DEVICE_CLASS,
+    drop_fields=dropfields.DEVICE_CLASS)
+RESOURCE_CLAIMS = _k(
+    RESOURCE, "v1", "ResourceClaim", "resourceclaims", True,
+    subresources={"status": ResourceClaimStatusStrategy}, returns_deleted=True,
+    strategy=ResourceClaimStrategy, columns=columns.RESOURCE_CLAIM,
+    drop_fields=dropfields.RESOURCE_CLAIM, defaulter=claims.default_resource_claim
+)
+RESOURCE_CLAIM_TEMPLATES = _k(
+    RESOURCE, "v1", "ResourceClaimTemplate", "resourceclaimtemplates", True,
+    returns_deleted=True, strategy=ResourceClaimTemplateStrategy,
+    columns=columns.RESOURCE_CLAIM_TEMPLATE, drop_fields=dropfields.RESOURCE_CLAIM_TEMPLATE,
+    defaulter=claims.default_resource_claim_template
+)
+RESOURCE_SLICES = _k(
+    RESOURCE, "v1", "ResourceSlice", "resourceslices", False, returns_deleted=True,
+    strategy=ResourceSliceStrategy, columns=columns.RESOURCE_SLICE,
+    field_selectors=selectors.RESOURCE_SLICE_FIELDS, drop_fields=dropfields.RESOURCE_SLICE)
+DEVICE_TAINT_RULES = _k(
+    RESOURCE, "v1", "DeviceTaintRule", "devicetaintrules", False,
+    subresources={"status": DeviceTaintRuleStatusStrategy}, feature_gate="DRADeviceTaintRules",
+    strategy=DeviceTaintRuleStrategy, columns=columns.DEVICE_TAINT_RULE)
+RESOURCE_POOL_STATUS_REQUESTS = _k(
+    RESOURCE, "v1alpha3", "ResourcePoolStatusRequest", "resourcepoolstatusrequests", False,
+    subresources={"status": ResourcePoolStatusRequestStatusStrategy},
+    feature_gate="DRAResourcePoolStatus", returns_deleted=True, pointer_fields=("status",),
+    strategy=ResourcePoolStatusRequestStrategy, columns=columns.RESOURCE_POOL_STATUS_REQUEST,
+    drop_fields=dropfields.RESOURCE_POOL_STATUS_REQUEST,
+    defaulter=poolstatus.default_resource_pool_status_request
+)
+POD_GROUPS = _k(
+    SCHEDULING, "v1beta1", "PodGroup", "podgroups", True,
+    subresources={"status": PodGroupStatusStrategy}, feature_gate="GenericWorkload",
+    strategy=PodGroupStrategy, columns=columns.POD_GROUP, drop_fields=dropfields.POD_GROUP)
+WORKLOADS = _k(
+    SCHEDULING, "v1beta1", "Workload", "workloads", True, feature_gate="GenericWorkload",
+    strategy=WorkloadStrategy, columns=columns.WORKLOAD, drop_fields=dropfields.WORKLOAD)
+PRIORITY_CLASSES = _k(
+    SCHEDULING, "v1", "PriorityClass", "priorityclasses", False, short_names=("pc",),
+    has_generation=False, columns=columns.PRIORITY_CLASS)
+
+# ----- RBAC ------------------------------------------------------------------------------------
+
+ROLES = _k(
+    RBAC, "v1", "Role", "roles", True, has_generation=False, strategy=RoleStrategy,
+    columns=columns.ROLE)
+CLUSTER_ROLES = _k(
+    RBAC, "v1", "ClusterRole", "clusterroles", False, has_generation=False,
+    strategy=RoleStrategy, columns=columns.ROLE)
+ROLE_BINDINGS = _k(
+    RBAC, "v1", "RoleBinding", "rolebindings", True, has_generation=False,
+    strategy=RoleBindingStrategy, columns=columns.ROLE_BINDING)
+CLUSTER_ROLE_BINDINGS = _k(
+    RBAC, "v1", "ClusterRoleBinding", "clusterrolebindings", False, has_generation=False,
+    strategy=RoleBindingStrategy, columns=columns.CLUSTER_ROLE_BINDING)
+
+# ----- the emulator's fault injection (fakeapi.schema.emulator) --------------------------------
+
+DEVICE_FAULTS = _k(
+    EMULATOR, "v1alpha1", "DeviceFault", "devicefaults", False, categories=("faults",),
+    strategy=DeviceFaultStrategy, columns=columns.DEVICE_FAULT,
+    field_selectors=selectors.FAULT_FIELDS)
+NODE_FAULTS = _k(
+    EMULATOR, "v1alpha1", "NodeFault", "nodefaults", False, categories=("faults",),
+    strategy=NodeFaultStrategy, columns=columns.NODE_FAULT,
+    field_selectors=selectors.FAULT_FIELDS)
+
+# ----- create-only reviews, answered by fakeapi.registry.reviews, never stored or listed ------
+
+SELF_SUBJECT_REVIEWS = _review(AUTHENTICATION, "SelfSubjectReview", False,
+                               reviews.self_subject_review)
+TOKEN_REVIEWS = _review(AUTHENTICATION, "TokenReview", False, reviews.token_review)
+LOCAL_SUBJECT_ACCESS_REVIEWS = _review(AUTHORIZATION, "LocalSubjectAccessReview", True,
+                                       reviews.subject_access_review)
+SELF_SUBJECT_ACCESS_REVIEWS = _review(AUTHORIZATION, "SelfSubjectAccessReview", False,
+                                      reviews.self_subject_access_review)
+SELF_SUBJECT_RULES_REVIEWS = _review(AUTHORIZATION, "SelfSubjectRulesReview", False,
+                                     reviews.self_subject_rules_review)
+SUBJECT_ACCESS_REVIEWS = _review(AUTHORIZATION, "SubjectAccessReview", False,
+                                 reviews.subject_access_review)
+
+KINDS: tuple[Kind, ...] = (
+    NAMESPACES, NODES, PODS, BINDINGS, EVENTS, SERVICE_ACCOUNTS, SECRETS, SERVICES, ENDPOINTS,
+    PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, REPLICATION_CONTROLLERS, POD_TEMPLATES,
+    RESOURCE_QUOTAS, LIMIT_RANGES, CONFIG_MAPS, LEASES, DEPLOYMENTS, REPLICA_SETS,
+    STATEFUL_SETS, DAEMON_SETS, CONTROLLER_REVISIONS, JOBS, CRON_JOBS,
+    HORIZONTAL_POD_AUTOSCALERS, POD_DISRUPTION_BUDGETS, ENDPOINT_SLICES, INGRESSES,
+    INGRESS_CLASSES, NETWORK_POLICIES, EVENTS_K8S_IO, CUSTOM_RESOURCE_DEFINITIONS,
+    CERTIFICATE_SIGNING_REQUESTS, DEVICE_CLASSES, RESOURCE_CLAIMS, RESOURCE_CLAIM_TEMPLATES,
+    RESOURCE_SLICES, DEVICE_TAINT_RULES, RESOURCE_POOL_STATUS_REQUESTS, POD_GROUPS, WORKLOADS,
+    PRIORITY_CLASSES, ROLES, CLUSTER_ROLES, ROLE_BINDINGS, CLUSTER_ROLE_BINDINGS, DEVICE_FAULTS,
+    NODE_FAULTS, SELF_SUBJECT_REVIEWS, TOKEN_REVIEWS, LOCAL_SUBJECT_ACCESS_REVIEWS,
+    SELF_SUBJECT_ACCESS_REVIEWS, SELF_SUBJECT_RULES_REVIEWS, SUBJECT_ACCESS_REVIEWS,
+)
+"""Every built-in row, in the order discovery lists them."""
 
 
 class KindTable:

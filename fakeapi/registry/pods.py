@@ -10,11 +10,12 @@ from fakeapi.machinery.errors import ApiError, Cause, bad_request, field_require
 from fakeapi.machinery.selectors import label_selector_matches
 from fakeapi.machinery.timestamps import rfc3339
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.strategy import (
+from fakeapi.registry.rest import (
     ActionStrategy,
     ConnectStrategy,
     Obj,
     StatusStrategy,
+    StreamStrategy,
     SubresourceOps,
 )
 
@@ -58,7 +59,7 @@ class EvictionStrategy(ActionStrategy):
                                "support.")
             if budgets:
                 ops.update_status(PDBS, self._decrement(budgets[0], name), ctx)
-        ops.delete_object("pods", namespace, name, ctx, options)
+        ops.delete_object(self.kind.resource_id, namespace, name, ctx, options)
         return 201, {**SUCCESS, "code": 201}
 
     @staticmethod
@@ -123,11 +124,9 @@ def pod_container(pod: Obj, container: str) -> str:
     return container
 
 
-class PodLogStrategy(ConnectStrategy):
+class PodLogStrategy(StreamStrategy):
     """`pods/NAME/log`, as upstream's LogREST: the container is checked; a pod without a
     node has an empty log."""
-
-    verbs = ("get",)
 
     def locate(self, obj: Obj, options: Mapping[str, str]) -> str:
         """The container whose log is read."""

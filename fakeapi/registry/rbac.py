@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fakeapi.auth import authz
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.strategy import Obj, Strategy
+from fakeapi.registry.rest import Obj, Strategy
 
 
 class RoleStrategy(Strategy):

@@ -1,7 +1,8 @@
 """Strategies of the resource.k8s.io kinds (DRA), after upstream's pkg/registry/resource.
 
 Defaulting, validation and immutability live here; the rules themselves are the pure
-functions of `fakeapi.registry.validation.resource`. Feature-gate field dropping is not done here.
+functions of `fakeapi.registry.validation` (`claims`, `classes`, `slices`, `poolstatus`).
+Feature-gate field dropping is not done here.
 """
 
 from __future__ import annotations
@@ -13,9 +14,8 @@ from fakeapi.machinery.errors import invalid as invalid_error
 from fakeapi.machinery.field import immutable, invalid
 from fakeapi.machinery.timestamps import rfc3339
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.defaults import decode_defaults
-from fakeapi.registry.strategy import Obj, SpecStrategy, StatusStrategy
-from fakeapi.registry.validation import resource as rules
+from fakeapi.registry.rest import Obj, SpecStrategy, StatusStrategy
+from fakeapi.registry.validation import claims, classes, poolstatus, slices
 
 
 class _ResourceStrategy(SpecStrategy):
@@ -42,7 +42,7 @@ class _ResourceStrategy(SpecStrategy):
     def default(self, obj: Obj, old: Obj | None) -> None:
         """Same as upstream: the decode-time defaults, on create and on every update (`old` is
         the stored object, None on create)."""
-        decode_defaults(self.kind.resource_id, obj)
+        self.kind.defaulter(obj)
 
 
 class _ResourceStatusStrategy(StatusStrategy):
@@ -61,11 +61,11 @@ class DeviceClassStrategy(_ResourceStrategy):
 
     def validate_spec(self, obj: Obj) -> list[Cause]:
         """A new class."""
-        return rules.validate_device_class_spec(obj.get("spec"), None, self.enabled)
+        return classes.validate_device_class_spec(obj.get("spec"), None, self.enabled)
 
     def validate_spec_update(self, new: Obj, old: Obj) -> list[Cause]:
         """Unchanged selectors/configs are not re-validated (same as upstream "stored")."""
-        return rules.validate_device_class_spec(new.get("spec"), old.get("spec") or {},
+        return classes.validate_device_class_spec(new.get("spec"), old.get("spec") or {},
                                                 self.enabled)
 
 
@@ -78,13 +78,13 @@ class ResourceClaimStrategy(_ResourceStrategy):
 
     def validate_spec(self, obj: Obj) -> list[Cause]:
         """Same as upstream: AuthorizedForAdmin, then ValidateResourceClaim."""
-        causes = rules.admin_access_causes(obj.get("spec"), obj["metadata"].get("namespace", ""),
+        causes = claims.admin_access_causes(obj.get("spec"), obj["metadata"].get("namespace", ""),
                                            self.env.lookup)
-        return causes + rules.validate_claim_spec(obj.get("spec"), "spec", self.enabled)
+        return causes + claims.validate_claim_spec(obj.get("spec"), "spec", self.enabled)
 
     def validate_spec_update(self, new: Obj, old: Obj) -> list[Cause]:
         """Same as upstream: the new claim is valid and its spec is unchanged."""
-        causes = rules.validate_claim_spec(new.get("spec"), "spec", self.enabled)
+        causes = claims.validate_claim_spec(new.get("spec"), "spec", self.enabled)
         if new.get("spec") != old.get("spec"):
             causes.append(immutable("spec", new.get("spec")))
         return causes
@@ -96,14 +96,14 @@ class ResourceClaimStatusStrategy(_ResourceStatusStrategy):
     def prepare_for_update(self, new: Obj, old: Obj, ctx: RequestContext) -> None:
         """Spec and metadata from the stored claim; drop status of deallocated devices."""
         super().prepare_for_update(new, old, ctx)
-        rules.drop_deallocated_devices(new, old)
+        claims.drop_deallocated_devices(new, old)
 
     def validate_update(self, new: Obj, old: Obj, ctx: RequestContext) -> list[Cause]:
         """Same as upstream: AuthorizedForAdminStatus, then the status rules."""
-        causes = rules.admin_access_status_causes(
+        causes = claims.admin_access_status_causes(
             new.get("status") or {}, old.get("status") or {},
             new["metadata"].get("namespace", ""), self.env.lookup)
-        return causes + rules.validate_claim_status_update(new, old)
+        return causes + claims.validate_claim_status_update(new, old)
 
     def admit(self, new: Obj, old: Obj, ctx: RequestContext) -> None:
         """Same as upstream's granular status authorization (behind its gate): allocation,
@@ -127,10 +127,10 @@ class ResourceClaimTemplateStrategy(_ResourceStrategy):
     def validate_spec(self, obj: Obj) -> list[Cause]:
         """Same as upstream: AuthorizedForAdmin, template metadata, the claim spec."""
         spec = obj.get("spec") or {}
-        causes = rules.admin_access_causes(spec.get("spec"), obj["metadata"].get("namespace", ""),
+        causes = claims.admin_access_causes(spec.get("spec"), obj["metadata"].get("namespace", ""),
                                            self.env.lookup)
         causes += _template_meta(spec.get("metadata") or {}, "spec.metadata")
-        return causes + rules.validate_claim_spec(spec.get("spec"), "spec.spec", self.enabled)
+        return causes + claims.validate_claim_spec(spec.get("spec"), "spec.spec", self.enabled)
 
     def validate_spec_update(self, new: Obj, old: Obj) -> list[Cause]:
         """Same as upstream ValidateResourceClaimTemplateUpdate: only immutability."""
@@ -159,15 +159,15 @@ class ResourceSliceStrategy(_ResourceStrategy):
     def default(self, obj: Obj, old: Obj | None) -> None:
         """Device taints get `timeAdded`."""
         super().default(obj, old)
-        rules.default_slice_taints(obj.get("spec"), self.now())
+        slices.default_slice_taints(obj.get("spec"), self.now())
 
     def validate_spec(self, obj: Obj) -> list[Cause]:
         """A new slice."""
-        return rules.validate_slice_spec(obj.get("spec"), None, self.enabled)
+        return slices.validate_slice_spec(obj.get("spec"), None, self.enabled)
 
     def validate_spec_update(self, new: Obj, old: Obj) -> list[Cause]:
         """driver, pool.name and nodeName never change; unchanged parts aren't re-checked."""
-        return rules.validate_slice_spec(new.get("spec"), old.get("spec") or {}, self.enabled)
+        return slices.validate_slice_spec(new.get("spec"), old.get("spec") or {}, self.enabled)
 
 
 # ----- DeviceTaintRule -----------------------------------------------------------------------
@@ -179,16 +179,16 @@ class DeviceTaintRuleStrategy(_ResourceStrategy):
     def default(self, obj: Obj, old: Obj | None) -> None:
         """The taint gets `timeAdded`; a new effect restarts it."""
         super().default(obj, old)
-        rules.default_rule_taint(obj.get("spec"), None if old is None else old.get("spec"),
+        classes.default_rule_taint(obj.get("spec"), None if old is None else old.get("spec"),
                                  self.now())
 
     def validate_spec(self, obj: Obj) -> list[Cause]:
         """A new rule."""
-        return rules.validate_taint_rule_spec(obj.get("spec"), None)
+        return classes.validate_taint_rule_spec(obj.get("spec"), None)
 
     def validate_spec_update(self, new: Obj, old: Obj) -> list[Cause]:
         """The effect is only re-checked when it changes."""
-        return rules.validate_taint_rule_spec(new.get("spec"), old.get("spec") or {})
+        return classes.validate_taint_rule_spec(new.get("spec"), old.get("spec") or {})
 
 
 class DeviceTaintRuleStatusStrategy(_ResourceStatusStrategy):
@@ -196,7 +196,7 @@ class DeviceTaintRuleStatusStrategy(_ResourceStatusStrategy):
 
     def validate_update(self, new: Obj, old: Obj, ctx: RequestContext) -> list[Cause]:
         """Conditions only."""
-        return rules.validate_taint_rule_status(new.get("status"))
+        return classes.validate_taint_rule_status(new.get("status"))
 
 
 # ----- ResourcePoolStatusRequest -------------------------------------------------------------
@@ -208,11 +208,11 @@ class ResourcePoolStatusRequestStrategy(_ResourceStrategy):
 
     def validate_spec(self, obj: Obj) -> list[Cause]:
         """A new request."""
-        return rules.validate_rpsr_spec(obj.get("spec"))
+        return poolstatus.validate_rpsr_spec(obj.get("spec"))
 
     def validate_spec_update(self, new: Obj, old: Obj) -> list[Cause]:
         """Nothing in the spec changes; nothing at all once status is set."""
-        return rules.validate_rpsr_update(new, old)
+        return poolstatus.validate_rpsr_update(new, old)
 
 
 class ResourcePoolStatusRequestStatusStrategy(_ResourceStatusStrategy):
@@ -220,4 +220,4 @@ class ResourcePoolStatusRequestStatusStrategy(_ResourceStatusStrategy):
 
     def validate_update(self, new: Obj, old: Obj, ctx: RequestContext) -> list[Cause]:
         """A first status must be valid; a set status never changes."""
-        return rules.validate_rpsr_status_update(new.get("status"), old.get("status"))
+        return poolstatus.validate_rpsr_status_update(new.get("status"), old.get("status"))

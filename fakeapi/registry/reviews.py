@@ -1,26 +1,26 @@
-"""The create-only review kinds: access reviews, rules reviews and "who am I".
+"""The answers of the create-only review kinds: access reviews, rules reviews, token reviews
+and "who am I".
 
 Nothing is stored. A POST returns the object it was given with `status` filled in (201),
 which is all `kubectl auth can-i` (SelfSubjectAccessReview, SelfSubjectRulesReview) and
 `kubectl auth whoami` (SelfSubjectReview) need. SubjectAccessReview and
-LocalSubjectAccessReview ask about someone else.
+LocalSubjectAccessReview ask about someone else. Each review kind's row names its answer
+(`fakeapi.registry.rest.Review`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from fakeapi.auth.authn import UserInfo
 from fakeapi.auth.rbac import Authorizer
 from fakeapi.auth.rules import Attributes, PolicyRule
 from fakeapi.auth.tokens import API_AUDIENCES
-from fakeapi.machinery.decode import check_type_meta, object_member, require_object
+from fakeapi.machinery.decode import object_member
 from fakeapi.machinery.errors import ApiError, Cause, bad_request, field_invalid, invalid
-from fakeapi.registry.kinds import Kind
+from fakeapi.registry.rest import Kind, ReviewContext
 
 Obj = dict[str, Any]
-AUTHORIZATION = "authorization.k8s.io"
 AUTHENTICATION = "authentication.k8s.io"
 
 
@@ -69,14 +69,13 @@ def _respond(kind: Kind, body: Obj, status: Obj) -> Obj:
     return out
 
 
-def self_subject_access_review(kind: Kind, body: Obj, user: UserInfo,
-                               authorizer: Authorizer, namespace: str) -> Obj:
+def self_subject_access_review(kind: Kind, body: Obj, asker: ReviewContext) -> Obj:
     """Can I? — the caller's own access."""
     spec = body.get("spec") or {}
     causes = _spec_causes(spec)
     if causes:
         raise invalid(kind.kind, kind.group, "", causes)
-    return _respond(kind, body, _access_status(authorizer, _attributes(user, spec)))
+    return _respond(kind, body, _access_status(asker.authorizer, _attributes(asker.user, spec)))
 
 
 def _subject(spec: Obj) -> UserInfo:
@@ -86,9 +85,9 @@ def _subject(spec: Obj) -> UserInfo:
                     extra={k: tuple(v or ()) for k, v in extra.items()})
 
 
-def subject_access_review(kind: Kind, body: Obj, user: UserInfo, authorizer: Authorizer,
-                          namespace: str) -> Obj:
+def subject_access_review(kind: Kind, body: Obj, asker: ReviewContext) -> Obj:
     """Can they? — cluster-wide (SubjectAccessReview) or in the URL's namespace (Local)."""
+    namespace = asker.namespace
     spec = body.get("spec") or {}
     causes = _spec_causes(spec)
     if not spec.get("user") and not spec.get("groups"):
@@ -110,7 +109,8 @@ def subject_access_review(kind: Kind, body: Obj, user: UserInfo, authorizer: Aut
                                         "must match metadata.namespace"))
     if causes:
         raise invalid(kind.kind, kind.group, "", causes)
-    return _respond(kind, body, _access_status(authorizer, _attributes(_subject(spec), spec)))
+    return _respond(kind, body, _access_status(asker.authorizer,
+                                               _attributes(_subject(spec), spec)))
 
 
 def _rule_wire(rule: PolicyRule) -> tuple[str, Obj]:
@@ -123,11 +123,10 @@ def _rule_wire(rule: PolicyRule) -> tuple[str, Obj]:
     return "res", out
 
 
-def self_subject_rules_review(kind: Kind, body: Obj, user: UserInfo, authorizer: Authorizer,
-                              namespace: str) -> Obj:
+def self_subject_rules_review(kind: Kind, body: Obj, asker: ReviewContext) -> Obj:
     """What can I do in a namespace? — every rule bound to the caller there."""
     spec = body.get("spec") or {}
-    result = authorizer.rules_for(user, str(spec.get("namespace", "")))
+    result = asker.authorizer.rules_for(asker.user, str(spec.get("namespace", "")))
     status: Obj = {"resourceRules": [], "nonResourceRules": [],
                    "incomplete": bool(result.errors)}
     for rule in result.rules:
@@ -138,37 +137,15 @@ def self_subject_rules_review(kind: Kind, body: Obj, user: UserInfo, authorizer:
     return _respond(kind, body, status)
 
 
-def self_subject_review(kind: Kind, body: Obj, user: UserInfo, authorizer: Authorizer,
-                        namespace: str) -> Obj:
+def self_subject_review(kind: Kind, body: Obj, asker: ReviewContext) -> Obj:
     """Who am I? — the authenticated (or impersonated) identity."""
-    return _respond(kind, body, {"userInfo": user.to_wire()})
+    return _respond(kind, body, {"userInfo": asker.user.to_wire()})
 
 
-Handler = Callable[[Kind, Obj, UserInfo, Authorizer, str], Obj]
-HANDLERS: dict[str, Handler] = {
-    f"selfsubjectaccessreviews.{AUTHORIZATION}": self_subject_access_review,
-    f"selfsubjectrulesreviews.{AUTHORIZATION}": self_subject_rules_review,
-    f"subjectaccessreviews.{AUTHORIZATION}": subject_access_review,
-    f"localsubjectaccessreviews.{AUTHORIZATION}": subject_access_review,
-    f"selfsubjectreviews.{AUTHENTICATION}": self_subject_review,
-}
-"""Review kinds by resource id: served by these handlers, never stored."""
-
-
-def review(kind: Kind, body: Any, user: UserInfo, authorizer: Authorizer,
-           namespace: str = "") -> Obj:
-    """Answer one review POST (400 when the body isn't an object)."""
-    check_type_meta(require_object(body, kind), kind)
-    return HANDLERS[kind.resource_id](kind, body, user, authorizer, namespace)
-
-
-TOKEN_REVIEWS = f"tokenreviews.{AUTHENTICATION}"
-
-
-def token_review(kind: Kind, body: Any, authenticate: Callable[..., UserInfo | None]) -> Obj:
+def token_review(kind: Kind, body: Obj, asker: ReviewContext) -> Obj:
     """Same as upstream's TokenReview: whether a token authenticates, and as whom (for a
     webhook-authenticating driver or operator); `spec.audiences` narrows the audiences."""
-    check_type_meta(require_object(body, kind), kind)
+    authenticate = asker.authenticate
     spec = body.get("spec") or {}
     token = spec.get("token")
     if not isinstance(token, str) or not token:

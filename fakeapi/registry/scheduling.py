@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fakeapi.machinery.errors import Cause
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.strategy import Obj, SpecStrategy, StatusStrategy
+from fakeapi.registry.rest import Obj, SpecStrategy, StatusStrategy
 from fakeapi.registry.validation import scheduling as rules
 
 

@@ -4,12 +4,12 @@ everyday kinds: pods and pod templates, workloads, services, secrets.
 They run while a body is decoded (create, update, patch results and apply configurations),
 so a manifest read back shows what a real 1.37 cluster shows (`restartPolicy: Always`,
 `imagePullPolicy`, `terminationMessagePath`, the RollingUpdate strategy of a Deployment...).
-Every function defaults a JSON object in place and ignores what isn't an object.
+Every function defaults a JSON object in place and ignores what isn't an object; each kind's
+row names its `default_<kind>` (`fakeapi.registry.kinds`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 Obj = dict[str, Any]
@@ -103,7 +103,7 @@ def default_pod_spec(spec: Any) -> None:
         _volume(v)
 
 
-def default_pod_template(template: Any) -> None:
+def default_pod_template_spec(template: Any) -> None:
     """A PodTemplateSpec inside a workload: its pod spec's defaults."""
     if isinstance(template, dict):
         default_pod_spec(template.get("spec"))
@@ -121,19 +121,21 @@ def _rolling(spec: Obj, key: str, **rolling: Any) -> None:
                     params.setdefault(name, value)
 
 
-def _pod(obj: Obj) -> None:
+def default_pod(obj: Obj) -> None:
+    """SetDefaults_Pod (core/v1): the pod spec's defaults."""
     default_pod_spec(obj.get("spec"))
 
 
-def _pod_template(obj: Obj) -> None:
-    default_pod_template(obj.get("template"))
+def default_pod_template(obj: Obj) -> None:
+    """A PodTemplate (core/v1): its template's pod spec defaults."""
+    default_pod_template_spec(obj.get("template"))
 
 
 def _replicas(spec: Obj) -> None:
     spec.setdefault("replicas", 1)
 
 
-def _deployment(obj: Obj) -> None:
+def default_deployment(obj: Obj) -> None:
     """SetDefaults_Deployment (apps/v1)."""
     spec = _obj(obj, "spec")
     if spec is None:
@@ -142,17 +144,18 @@ def _deployment(obj: Obj) -> None:
     _rolling(spec, "strategy", maxUnavailable="25%", maxSurge="25%")
     spec.setdefault("revisionHistoryLimit", 10)
     spec.setdefault("progressDeadlineSeconds", 600)
-    default_pod_template(spec.get("template"))
+    default_pod_template_spec(spec.get("template"))
 
 
-def _replica_set(obj: Obj) -> None:
+def default_replica_set(obj: Obj) -> None:
+    """SetDefaults_ReplicaSet (apps/v1): one replica, the template's defaults."""
     spec = _obj(obj, "spec")
     if spec is not None:
         _replicas(spec)
-        default_pod_template(spec.get("template"))
+        default_pod_template_spec(spec.get("template"))
 
 
-def _stateful_set(obj: Obj) -> None:
+def default_stateful_set(obj: Obj) -> None:
     """SetDefaults_StatefulSet (apps/v1)."""
     spec = _obj(obj, "spec")
     if spec is None:
@@ -163,17 +166,17 @@ def _stateful_set(obj: Obj) -> None:
     spec.setdefault("revisionHistoryLimit", 10)
     spec.setdefault("persistentVolumeClaimRetentionPolicy",
                     {"whenDeleted": "Retain", "whenScaled": "Retain"})
-    default_pod_template(spec.get("template"))
+    default_pod_template_spec(spec.get("template"))
 
 
-def _daemon_set(obj: Obj) -> None:
+def default_daemon_set(obj: Obj) -> None:
     """SetDefaults_DaemonSet (apps/v1)."""
     spec = _obj(obj, "spec")
     if spec is None:
         return
     _rolling(spec, "updateStrategy", maxUnavailable=1, maxSurge=0)
     spec.setdefault("revisionHistoryLimit", 10)
-    default_pod_template(spec.get("template"))
+    default_pod_template_spec(spec.get("template"))
 
 
 def default_job_spec(spec: Any) -> None:
@@ -189,14 +192,15 @@ def default_job_spec(spec: Any) -> None:
     spec.setdefault("suspend", False)
     if not spec.get("podFailurePolicy"):
         spec.setdefault("podReplacementPolicy", "TerminatingOrFailed")
-    default_pod_template(spec.get("template"))
+    default_pod_template_spec(spec.get("template"))
 
 
-def _job(obj: Obj) -> None:
+def default_job(obj: Obj) -> None:
+    """SetDefaults_Job (batch/v1) of a Job object."""
     default_job_spec(obj.get("spec"))
 
 
-def _cron_job(obj: Obj) -> None:
+def default_cron_job(obj: Obj) -> None:
     """SetDefaults_CronJob (batch/v1)."""
     spec = _obj(obj, "spec")
     if spec is None:
@@ -210,7 +214,7 @@ def _cron_job(obj: Obj) -> None:
         default_job_spec(job_template.get("spec"))
 
 
-def _service(obj: Obj) -> None:
+def default_service(obj: Obj) -> None:
     """SetDefaults_Service: ClusterIP, no affinity, TCP ports whose targetPort is the port."""
     spec = _obj(obj, "spec")
     if spec is None:
@@ -227,31 +231,35 @@ def _service(obj: Obj) -> None:
             port["targetPort"] = port["port"]
 
 
-def _secret(obj: Obj) -> None:
+def default_secret(obj: Obj) -> None:
+    """SetDefaults_Secret (core/v1): type Opaque."""
     obj.setdefault("type", "Opaque")
 
 
-def _pvc(obj: Obj) -> None:
+def default_persistent_volume_claim(obj: Obj) -> None:
+    """SetDefaults_PersistentVolumeClaim (core/v1): a Filesystem volume."""
     spec = _obj(obj, "spec")
     if spec is not None:
         spec.setdefault("volumeMode", "Filesystem")
 
 
-def _pv(obj: Obj) -> None:
+def default_persistent_volume(obj: Obj) -> None:
+    """SetDefaults_PersistentVolume (core/v1): Retain, a Filesystem volume."""
     spec = _obj(obj, "spec")
     if spec is not None:
         spec.setdefault("persistentVolumeReclaimPolicy", "Retain")
         spec.setdefault("volumeMode", "Filesystem")
 
 
-def _replication_controller(obj: Obj) -> None:
+def default_replication_controller(obj: Obj) -> None:
+    """SetDefaults_ReplicationController (core/v1): one replica, the template's defaults."""
     spec = _obj(obj, "spec")
     if spec is not None:
         _replicas(spec)
-        default_pod_template(spec.get("template"))
+        default_pod_template_spec(spec.get("template"))
 
 
-def _hpa(obj: Obj) -> None:
+def default_horizontal_pod_autoscaler(obj: Obj) -> None:
     """SetDefaults_HorizontalPodAutoscaler (autoscaling/v2): one replica at least, and 80%
     CPU utilization when no metric is given."""
     spec = _obj(obj, "spec")
@@ -261,22 +269,3 @@ def _hpa(obj: Obj) -> None:
     if not spec.get("metrics"):
         spec["metrics"] = [{"type": "Resource", "resource": {
             "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]
-
-
-DEFAULTERS: dict[str, Callable[[Obj], None]] = {
-    "pods": _pod,
-    "podtemplates": _pod_template,
-    "replicationcontrollers": _replication_controller,
-    "services": _service,
-    "secrets": _secret,
-    "persistentvolumeclaims": _pvc,
-    "persistentvolumes": _pv,
-    "deployments.apps": _deployment,
-    "replicasets.apps": _replica_set,
-    "statefulsets.apps": _stateful_set,
-    "daemonsets.apps": _daemon_set,
-    "jobs.batch": _job,
-    "cronjobs.batch": _cron_job,
-    "horizontalpodautoscalers.autoscaling": _hpa,
-}
-"""The defaulting function of each resource id that has one."""

@@ -11,7 +11,7 @@ from fakeapi.machinery.errors import Cause, bad_request, invalid
 from fakeapi.machinery.field import child, forbidden, immutable, not_supported, required
 from fakeapi.machinery.selectors import label_selector_matches
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.strategy import Obj, SpecStrategy, Strategy, ViewStrategy
+from fakeapi.registry.rest import Obj, SpecStrategy, Strategy, ViewStrategy
 
 SERVICE_CIDR = ipaddress.ip_network("10.96.0.0/12")
 """Same as kubeadm's default --service-cluster-ip-range; `kubernetes` is its first address."""
@@ -225,7 +225,7 @@ class ServiceStrategy(Strategy):
                     used.add(port["nodePort"])
 
     def _services(self) -> list[Obj]:
-        return self.env.scan("services", None)
+        return self.env.scan(self.kind.resource_id, None)
 
     def _free_ip(self) -> str:
         used = {(s.get("spec") or {}).get("clusterIP") for s in self._services()}

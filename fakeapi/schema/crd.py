@@ -22,7 +22,6 @@ from fakeapi.machinery.errors import Cause
 from fakeapi.machinery.field import not_supported, required
 from fakeapi.schema import crd_cel
 
-CRD_ID = "customresourcedefinitions.apiextensions.k8s.io"
 ROOT_FIELDS = ("apiVersion", "kind", "metadata")
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 

@@ -17,7 +17,7 @@ from fakeapi.auth import authn
 from fakeapi.auth.kubeconfig import write_kubeconfig
 from fakeapi.cluster import ClusterConfig
 from fakeapi.controlplane import ControlPlane
-from fakeapi.http.server import create_app
+from fakeapi.http.app import create_app
 from fakeapi.machinery.clock import VirtualClock
 from kubelet_emu.settings import EmulatorSettings
 from tests.conftest import SEED_GATES, Kubectl

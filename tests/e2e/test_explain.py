@@ -21,7 +21,8 @@ import pytest
 from aiohttp import web
 
 from fakeapi.http import discovery, openapi
-from fakeapi.registry.kinds import Kind, KindTable, served_kinds
+from fakeapi.registry.kinds import KindTable, served_kinds
+from fakeapi.registry.rest import Kind
 
 KUBECTL_TIMEOUT = 60.0
 

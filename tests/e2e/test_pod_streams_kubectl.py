@@ -14,7 +14,7 @@ import pytest
 
 from fakeapi.auth.kubeconfig import write_kubeconfig
 from fakeapi.cluster import Cluster, ClusterConfig
-from fakeapi.http.server import create_app
+from fakeapi.http.app import create_app
 from fakeapi.kube.podio import ExecRequest, ExecResult, LogRequest
 from fakeapi.registry.context import RequestContext
 

@@ -24,10 +24,10 @@ from aiohttp.test_utils import TestClient
 
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.controlplane import ControlPlane
-from fakeapi.http.server import create_app
+from fakeapi.http.app import create_app
 from fakeapi.machinery.clock import VirtualClock
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.generic import item_object
+from fakeapi.registry.listing import item_object
 from fakeapi.storage.log import Event
 from tests.conftest import LABEL_MSG, SUBDOMAIN_MSG
 

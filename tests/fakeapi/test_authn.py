@@ -18,7 +18,7 @@ from fakeapi.auth.authn import (
     UserInfo,
 )
 from fakeapi.cluster import Cluster, ClusterConfig
-from fakeapi.http.server import create_app
+from fakeapi.http.app import create_app
 
 
 class FakeRequest:

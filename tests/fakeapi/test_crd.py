@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from fakeapi.registry import custom_kinds
+from fakeapi.registry import custom, custom_kinds
 from fakeapi.schema import crd
 
 CASES = yaml.safe_load((Path(__file__).parent.parent / "data" / "crd" / "validation.yaml")
@@ -63,7 +63,7 @@ def test_a_crd_serves_its_versions() -> None:
         "example.com", "v1", "Widget", "widgets", True)
     assert kind.short_names == ("wd",) and set(kind.subresources) == {"status", "scale"}
     assert [c.name for c in kind.columns.columns] == ["Name", "Size"]
-    assert custom_kinds.scale_paths(kind) == (".spec.size", ".status.size", "")
+    assert custom.scale_paths(kind) == (".spec.size", ".status.size", "")
 
 
 @pytest.mark.parametrize(("spec", "field", "message"), [
@@ -115,7 +115,7 @@ def test_a_registry_serves_crds_it_stores_and_forgets_deleted_ones() -> None:
     from fakeapi.machinery.errors import ApiError
     from fakeapi.registry.context import RequestContext
     from fakeapi.registry.generic import Registry
-    from fakeapi.registry.kinds import served_kinds
+    from fakeapi.registry.kinds import CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES, served_kinds
     from fakeapi.storage.log import EventLog
     from fakeapi.storage.store import Store
 
@@ -123,7 +123,8 @@ def test_a_registry_serves_crds_it_stores_and_forgets_deleted_ones() -> None:
     store = Store(log=EventLog(), clock=RealClock())
     kinds = served_kinds({})
     registry = Registry(store=store, kinds=kinds)
-    namespaces, definitions = kinds.by_id("namespaces"), kinds.by_id(crd.CRD_ID)
+    namespaces = kinds.by_id(NAMESPACES.resource_id)
+    definitions = kinds.by_id(CUSTOM_RESOURCE_DEFINITIONS.resource_id)
     assert namespaces is not None and definitions is not None
     registry.create(namespaces, "", {"metadata": {"name": "ns"}}, root)
     body = _crd()

@@ -17,7 +17,9 @@ from kubernetes.client import (
 )
 
 from fakeapi.http import discovery, openapi
-from fakeapi.registry.kinds import ALL_VERBS, Kind, KindTable, served_kinds
+from fakeapi.registry.kinds import KindTable, served_kinds
+from fakeapi.registry.pods import EvictionStrategy
+from fakeapi.registry.rest import ALL_VERBS, Kind, StatusStrategy
 
 KINDS = served_kinds()
 GVS = KINDS.group_versions()
@@ -163,8 +165,8 @@ def test_resource_list_entries(group: str, version: str, name: str,
 
 def test_subresource_of_another_group_names_it() -> None:
     kinds = KindTable([Kind(group="", version="v1", kind="Pod", plural="pods", namespaced=True,
-                            subresources={"eviction": "EvictionStrategy",
-                                          "status": "StatusStrategy"})])
+                            subresources={"eviction": EvictionStrategy,
+                                          "status": StatusStrategy})])
     doc = discovery.api_resource_list(kinds, "", "v1")
     assert doc is not None
     eviction = next(r for r in doc["resources"] if r["name"] == "pods/eviction")

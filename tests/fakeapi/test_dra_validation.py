@@ -28,7 +28,7 @@ import yaml
 from aiohttp.test_utils import TestClient
 
 from fakeapi.cluster import Cluster, ClusterConfig
-from fakeapi.http.server import create_app
+from fakeapi.http.app import create_app
 from fakeapi.machinery.features import parse_feature_gates
 from tests.conftest import SEED_GATES
 

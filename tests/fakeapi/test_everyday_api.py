@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from fakeapi.cluster import Cluster, ClusterConfig
-from fakeapi.http.server import create_app
+from fakeapi.http.app import create_app
 
 Obj = dict[str, Any]
 PODS = "/api/v1/namespaces/default/pods"

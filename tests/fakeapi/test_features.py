@@ -18,7 +18,8 @@ from fakeapi.machinery.features import (
 )
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import Registry
-from fakeapi.registry.kinds import KINDS, Kind, served_kinds
+from fakeapi.registry.kinds import KINDS, served_kinds
+from fakeapi.registry.rest import Kind
 from fakeapi.schema import dropfields
 from fakeapi.schema.dropfields import drop_disabled_fields
 from fakeapi.storage.log import EventLog

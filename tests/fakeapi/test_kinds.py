@@ -1,29 +1,40 @@
-"""The kind table is the single source of per-kind facts: every row names a strategy, a status
-(or other subresource) strategy, table columns, field selectors, drop rules and subresources
-that exist and fit together, and a Registry built on its own applies every rule of a row."""
+"""The kind table is the single source of per-kind facts: every row names a strategy class, a
+status (or other subresource) strategy class, table columns, field selectors, drop rules and
+subresources that exist and fit together, every strategy class is named by a row, every
+handler a row names is reachable over HTTP, every defaulter defaults once, and a Registry
+built on its own applies every rule of a row."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
 
+from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.http import discovery
+from fakeapi.http.app import create_app
 from fakeapi.machinery.clock import RealClock
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.features import GATES, FeatureGates
 from fakeapi.machinery.selectors import DEFAULT_FIELDS, parse_field_selector
 from fakeapi.printers.columns import DEFAULT_SPEC
+from fakeapi.registry import custom_kinds
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.custom_kinds import CUSTOM_SCALE, CUSTOM_STATUS, CUSTOM_STRATEGY
+from fakeapi.registry.custom import CustomResourceStrategy
 from fakeapi.registry.generic import Registry
-from fakeapi.registry.kinds import KINDS, Kind, KindTable
-from fakeapi.registry.strategies import STRATEGIES, SUBRESOURCE_STRATEGIES
-from fakeapi.registry.strategy import (
+from fakeapi.registry.kinds import KINDS, RESOURCE_CLAIMS, SECRETS, KindTable
+from fakeapi.registry.rest import (
     ActionStrategy,
     ConnectStrategy,
     CreateSubresourceStrategy,
+    Kind,
+    PostsTo,
+    Review,
     StatusStrategy,
+    Stored,
+    Strategy,
+    no_defaults,
 )
 from fakeapi.schema import dropfields
 from fakeapi.schema.schemas import get_schemas
@@ -33,21 +44,22 @@ from fakeapi.storage.store import Store
 STORED = [k for k in KINDS if "get" in k.verbs]
 """Rows of objects that are stored and read back (create-only reviews are not)."""
 IDS = [k.resource_id for k in KINDS]
+SUBRESOURCE_BASES = (StatusStrategy, CreateSubresourceStrategy, ConnectStrategy)
+"""What a subresource's strategy may be (`rest.SubresourceStrategy`)."""
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=IDS)
-def test_every_row_names_strategies_that_exist(kind: Kind) -> None:
-    assert kind.strategy in STRATEGIES
+def test_every_row_names_strategy_classes(kind: Kind) -> None:
+    assert issubclass(kind.strategy, Strategy)
     for name, strategy in kind.subresources.items():
-        assert strategy in SUBRESOURCE_STRATEGIES, (name, strategy)
+        assert issubclass(strategy, SUBRESOURCE_BASES), (name, strategy)
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=IDS)
 def test_subresource_strategies_fit_how_discovery_serves_them(kind: Kind) -> None:
-    for name, strategy in kind.subresources.items():
+    for name, cls in kind.subresources.items():
         assert name in discovery.SUBRESOURCES, name  # no silent "like status" fallback
         verbs = discovery.SUBRESOURCES[name].verbs
-        cls = SUBRESOURCE_STRATEGIES[strategy]
         if issubclass(cls, (CreateSubresourceStrategy, ActionStrategy)):
             assert verbs == ("create",) and cls.body_kind, name
         elif issubclass(cls, ConnectStrategy):
@@ -56,12 +68,28 @@ def test_subresource_strategies_fit_how_discovery_serves_them(kind: Kind) -> Non
             assert issubclass(cls, StatusStrategy) and "update" in verbs, name
 
 
-def test_every_strategy_is_named_by_a_row() -> None:
-    used = {k.strategy for k in KINDS} | {CUSTOM_STRATEGY}  # the rows CRDs make
-    used_sub = {s for k in KINDS for s in k.subresources.values()} | {CUSTOM_STATUS,
-                                                                      CUSTOM_SCALE}
-    assert set(STRATEGIES) - used == set()
-    assert set(SUBRESOURCE_STRATEGIES) - used_sub - {"StatusStrategy"} == set()
+def _project_subclasses(base: type) -> set[type]:
+    """Every class of the project below `base` (tests may subclass too; those don't count)."""
+    found: set[type] = set()
+    todo: list[type] = [base]
+    while todo:
+        subclasses: list[type] = todo.pop().__subclasses__()
+        for sub in subclasses:
+            if sub not in found and sub.__module__.startswith("fakeapi."):
+                found.add(sub)
+                todo.append(sub)
+    return found
+
+
+def test_every_strategy_class_is_named_by_a_row() -> None:
+    """A strategy no row names (built-in, or the rows CRDs make) is dead code."""
+    named = ({k.strategy for k in KINDS} | {s for k in KINDS for s in k.subresources.values()}
+             | {CustomResourceStrategy, *custom_kinds.SUBRESOURCES.values()})
+    classes = {c for base in (Strategy, *SUBRESOURCE_BASES)
+               for c in {base, *_project_subclasses(base)}}
+    leaves = {c for c in classes if not _project_subclasses(c)}
+    assert leaves - named == set()
+    assert named <= classes
 
 
 @pytest.mark.parametrize("kind", STORED, ids=[k.resource_id for k in STORED])
@@ -110,6 +138,80 @@ def test_rows_are_unique() -> None:
     assert len({(k.group, k.version, k.kind) for k in KINDS}) == len(KINDS)
     shorts = [s for k in KINDS for s in k.short_names]
     assert len(shorts) == len(set(shorts))
+
+
+HANDLED = [k for k in KINDS if not isinstance(k.handler, Stored)]
+"""Rows HTTP serves by a handler of their own (reviews, bindings), not the generic store."""
+CONNECTED = [(k, s) for k in KINDS for s, cls in k.subresources.items()
+             if issubclass(cls, ConnectStrategy)]
+"""Streamed and connected subresources (log, exec, attach, portforward)."""
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=IDS)
+def test_every_row_names_a_handler_that_fits_its_verbs(kind: Kind) -> None:
+    assert isinstance(kind.handler, (Stored, Review, PostsTo))
+    if isinstance(kind.handler, Stored):
+        return
+    assert kind.verbs == ("create",) and not kind.subresources
+    if isinstance(kind.handler, PostsTo):
+        target = kind.handler.target
+        assert target in KINDS and target.namespaced == kind.namespaced
+        assert issubclass(target.subresources[kind.handler.subresource],
+                          CreateSubresourceStrategy)
+
+
+def _collection(kind: Kind) -> str:
+    prefix = f"/apis/{kind.group}/{kind.version}" if kind.group else f"/api/{kind.version}"
+    return prefix + ("/namespaces/default/" if kind.namespaced else "/") + kind.plural
+
+
+async def test_every_handler_type_is_reachable_over_http(aiohttp_client: Any) -> None:
+    """A review is answered and never stored, a POST to another object's subresource reaches
+    that object (404 for a pod that isn't there), and a streamed or connected subresource
+    reaches the registry; none is the generic store's, nor an unrouted path's 404 or 405."""
+    cluster = Cluster(ClusterConfig())
+    api = await aiohttp_client(create_app(cluster))
+    body = {"metadata": {"name": "x"}, "target": {"name": "n1"}}  # a Binding's too
+    for kind in HANDLED:
+        resp = await api.post(_collection(kind), json=body)
+        answer = await resp.json()
+        if isinstance(kind.handler, PostsTo):
+            target = kind.handler.target
+            assert (resp.status, answer["message"]) == (404, f'{target.plural} "x" not found')
+        else:
+            assert resp.status in (201, 422), (kind.resource_id, answer)
+            assert cluster.store.get(kind.resource_id, "default", "x") is None
+            assert cluster.store.get(kind.resource_id, "", "x") is None
+    for kind, sub in CONNECTED:
+        resp = await api.get(f"{_collection(kind)}/nope/{sub}")
+        answer = await resp.json()
+        assert (resp.status, answer["message"]) == (404, f'{kind.plural} "nope" not found'), sub
+
+
+DEFAULTED = [k for k in KINDS if k.defaulter is not no_defaults]
+_CONTAINERS = [{"name": "c", "image": "example.com/app"}]
+_REQUESTS = [{"name": "r", "exactly": {"deviceClassName": "gpu"}}]
+EVERY_SPEC: dict[str, Any] = {
+    "containers": _CONTAINERS, "template": {"spec": {"containers": _CONTAINERS}},
+    "jobTemplate": {"spec": {"template": {"spec": {"containers": _CONTAINERS}}}},
+    "ports": [{"port": 80}], "devices": {"requests": _REQUESTS},
+    "spec": {"devices": {"requests": _REQUESTS}}}
+"""A spec with a part every defaulter of the table fills in (pods, templates, job templates,
+ports, claim requests, a template's claim spec); a PodTemplate's template is top-level."""
+
+
+@pytest.mark.parametrize("kind", DEFAULTED, ids=[k.resource_id for k in DEFAULTED])
+def test_a_rows_defaulter_defaults_once_and_leaves_metadata(kind: Kind) -> None:
+    """The store may default a body twice (decoding, then a DRA strategy's prepare): the
+    second pass changes nothing; metadata is never defaulted."""
+    body = {"apiVersion": kind.api_version, "kind": kind.kind, "metadata": {"name": "x"},
+            "spec": copy.deepcopy(EVERY_SPEC), "template": copy.deepcopy(EVERY_SPEC["template"])}
+    once = copy.deepcopy(body)
+    kind.defaulter(once)
+    assert once != body and once["metadata"] == body["metadata"]
+    twice = copy.deepcopy(once)
+    kind.defaulter(twice)
+    assert twice == once
 
 
 # ----- the rules of a row hold in a Registry built on its own ---------------------------------
@@ -175,3 +277,16 @@ def test_the_drop_rules_of_a_row_apply_to_its_writes() -> None:
     created = gated.create(slices, "", body, ROOT).object
     assert "taints" not in created["spec"]["devices"][0]
     assert any(r.gates == ("DRADeviceTaints",) for r in dropfields.RESOURCE_SLICE)
+
+
+def test_a_bare_registry_applies_the_rows_defaulter() -> None:
+    registry, kinds = _bare_registry()
+    claim = {"metadata": {"name": "c"}, "spec": {"devices": {"requests": [
+        {"name": "r", "exactly": {"deviceClassName": "gpu"}}]}}}
+    stored = registry.create(_kind(kinds, RESOURCE_CLAIMS.resource_id), "team", claim,
+                             ROOT).object
+    assert stored["spec"]["devices"]["requests"][0]["exactly"] == {
+        "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}
+    secret = registry.create(_kind(kinds, SECRETS.resource_id), "team",
+                             {"metadata": {"name": "s"}}, ROOT).object
+    assert secret["type"] == "Opaque"

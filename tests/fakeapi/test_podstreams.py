@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from fakeapi.cluster import Cluster, ClusterConfig
-from fakeapi.http.server import create_app
+from fakeapi.http.app import create_app
 from fakeapi.kube.podio import ExecRequest, ExecResult, LogRequest
 from fakeapi.registry.context import RequestContext
 

@@ -13,7 +13,8 @@ import pytest
 from fakeapi.http import tables
 from fakeapi.printers import columns
 from fakeapi.printers.spec import human_duration, since
-from fakeapi.registry.kinds import KINDS, Kind
+from fakeapi.registry.kinds import KINDS
+from fakeapi.registry.rest import Kind
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 KIND = {k.kind: k for k in KINDS if k.group != "events.k8s.io"}  # Event: the core one

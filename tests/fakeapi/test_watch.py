@@ -12,7 +12,8 @@ import pytest
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.machinery.clock import RealClock, VirtualClock
 from fakeapi.machinery.watchtypes import ADDED, MODIFIED
-from fakeapi.registry.kinds import Kind, served_kinds
+from fakeapi.registry.kinds import served_kinds
+from fakeapi.registry.rest import Kind
 from fakeapi.storage.log import Event, EventLog
 from fakeapi.storage.store import Store
 from fakeapi.storage.watch import MAX_BATCH_BYTES, WatchSpec, notices

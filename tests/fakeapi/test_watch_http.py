@@ -11,7 +11,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from fakeapi.cluster import Cluster, ClusterConfig
-from fakeapi.http.server import create_app
+from fakeapi.http.app import create_app
 from fakeapi.machinery.clock import VirtualClock
 from fakeapi.registry.context import RequestContext
 from tests.fakeapi.test_api import (

@@ -25,7 +25,8 @@ import yaml
 
 from fakeapi.cli.main import parse_feature_gates
 from fakeapi.machinery.features import FeatureGates
-from fakeapi.registry.kinds import Kind, served_kinds
+from fakeapi.registry.kinds import served_kinds
+from fakeapi.registry.rest import Kind
 from tests.conftest import ROOT, SEED_GATES, ServerProcess, start_server
 from tests.fuzz.mutate import APPLY, JSON, MERGE, STRATEGIC, YAML, Mutator, Request
 

@@ -163,8 +163,8 @@ def test_imports_keep_the_layers() -> None:
     pytest.param({"fakeapi.machinery.errors": {"fakeapi.storage.log"}},
                  ["fakeapi.machinery.errors -> fakeapi.storage.log "
                   "(machinery may not import storage)"], id="a layer imports one above it"),
-    pytest.param({"fakeapi.runtime.component": {"fakeapi.http.server"}},
-                 ["fakeapi.runtime.component -> fakeapi.http.server "
+    pytest.param({"fakeapi.runtime.component": {"fakeapi.http.app"}},
+                 ["fakeapi.runtime.component -> fakeapi.http.app "
                   "(runtime may not import http)"], id="the runtime imports the HTTP server"),
     pytest.param({"controllers.job": {"fakeapi.auth.rbac", "fakeapi.registry.kinds",
                                       "fakeapi.client", "fakeapi.kube.taints"}},

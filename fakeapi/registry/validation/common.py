@@ -30,6 +30,8 @@ from fakeapi.machinery.field import (
 
 Obj = dict[str, Any]
 ItemCheck = Callable[[Any, str], list[Cause]]
+Enabled = Callable[[str], bool]
+"""`enabled(gate)`: whether a feature gate is on (the rules that depend on gates take one)."""
 
 DRIVER_NAME_MAX = 63  # same as upstream DriverNameMaxLength (CSI driver names)
 POOL_NAME_MAX = 253  # same as upstream PoolNameMaxLength

@@ -12,7 +12,7 @@ import pytest
 from fakeapi.cli.main import build_parser
 from fakeapi.cluster import ClusterConfig
 from fakeapi.controlplane import ALL_COMPONENTS, ControlPlane
-from fakeapi.http.server import create_app
+from fakeapi.http.app import create_app
 from fakeapi.machinery.clock import VirtualClock
 from fakeapi.runtime.component import (
     ComponentContext,

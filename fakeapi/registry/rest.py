@@ -1,10 +1,16 @@
-"""Per-kind strategies, in the shape of kube-apiserver's registry (prepare/validate hooks).
+"""What a kind is to the registry: its row in the kind table (`Kind`) and the interfaces the
+behaviour a row names implements, in the shape of kube-apiserver's
+k8s.io/apiserver/pkg/registry/rest.
 
-The generic store (`fakeapi.registry.generic`) runs them in upstream's order. A strategy
-holds only the rules of its kind; CRUD, concurrency and metadata live in the generic store.
-Each kind row names its strategies (`fakeapi.registry.kinds`); checks that need the authorizer
-(granular claim status, RBAC escalation) live in their kind's strategy too, so every write
-path of any Registry runs them.
+A row names the strategy class of its objects and of each subresource; the generic store
+(`fakeapi.registry.generic`) builds one of each per served kind and runs their hooks in
+upstream's order. A strategy holds only the rules of its kind; CRUD, concurrency and metadata
+live in the generic store. Checks that need the authorizer (granular claim status, RBAC
+escalation) live in their kind's strategy too, so every write path of any Registry runs them.
+
+The row type and the interfaces live together because each names the other (a row names its
+strategy classes, a strategy is built for its row); the table of rows (`fakeapi.registry.kinds`)
+sits above the strategies that implement these interfaces.
 """
 
 from __future__ import annotations
@@ -14,17 +20,26 @@ import datetime as dt
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from fakeapi.auth.authn import UserInfo
 from fakeapi.auth.rbac import Authorizer
+from fakeapi.machinery import selectors
+from fakeapi.machinery.decode import check_type_meta, require_object
 from fakeapi.machinery.errors import Cause
 from fakeapi.machinery.features import FeatureGates
+from fakeapi.machinery.gvk import ResourceType
+from fakeapi.machinery.selectors import FieldRules
+from fakeapi.printers import columns
+from fakeapi.printers.columns import TableSpec
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.kinds import Kind
 from fakeapi.registry.validation import meta as meta_rules
+from fakeapi.schema import dropfields
 
 Obj = dict[str, Any]
+ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+STATUS_VERBS = ("get", "patch", "update")
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class StrategyEnv:
     """What strategies may read besides the objects: other stored objects, the gates, the
     clock and the authorizer."""
@@ -194,9 +209,10 @@ class ActionStrategy(CreateSubresourceStrategy):
 
 
 class ConnectStrategy:
-    """A subresource served as a stream (`pods/NAME/log`, `exec`, `attach`,
-    `portforward`): `locate` checks the request against the stored object as upstream's
-    LogLocation/ExecLocation do, and names the container to connect to."""
+    """A subresource a client connects to (upstream's rest.Connecter: `pods/NAME/exec`,
+    `attach`, `portforward`), served over an upgraded connection: `locate` checks the request
+    against the stored object as upstream's ExecLocation/AttachLocation do, and names the
+    container to connect to."""
 
     verbs: tuple[str, ...] = ("create", "get")
 
@@ -207,6 +223,123 @@ class ConnectStrategy:
     def locate(self, obj: Obj, options: Mapping[str, str]) -> str:
         """The container the request reaches (raise the ApiError upstream answers)."""
         raise NotImplementedError
+
+
+class StreamStrategy(ConnectStrategy):
+    """A subresource read as a stream (upstream's LogREST: a GET answered by a
+    rest.ResourceStreamer): `pods/NAME/log`, served as chunked plain text; `locate` checks the
+    request as upstream's LogLocation does."""
+
+    verbs: tuple[str, ...] = ("get",)
+
+
+# ----- how HTTP serves a row (upstream's REST storage kinds) ------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Stored:
+    """Served by the generic store (upstream's rest.StandardStorage): the row's verbs on its
+    collection and objects, watch, and each subresource as its strategy's interface says
+    (`/status`-like updates, POSTed bodies, streams, connections)."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ReviewContext:
+    """What a review is answered from: who asks and where (the URL's namespace), the
+    authorizer and the token authenticator."""
+
+    user: UserInfo
+    namespace: str
+    authorizer: Authorizer
+    authenticate: Callable[..., UserInfo | None]
+    """`authenticate(token[, audiences])`: the user a bearer token authenticates, or None."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Review:
+    """Create-only and computed, never stored (upstream's review storage, a rest.Creater and
+    nothing else): a POST answers with the body and the status `answer` computes for it;
+    nothing is listed or watched."""
+
+    answer: Callable[[Kind, Obj, ReviewContext], Obj]
+
+    def create(self, kind: Kind, body: Any, asker: ReviewContext) -> Obj:
+        """Answer one POST (400 when the body isn't an object of the kind)."""
+        check_type_meta(require_object(body, kind), kind)
+        return self.answer(kind, body, asker)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PostsTo:
+    """Create-only, a POST that is a subresource of another kind's object named by the body
+    (upstream's legacy `bindings` storage: `namespaces/NS/bindings` binds the pod the Binding
+    names through `pods/NAME/binding`)."""
+
+    target: Kind
+    subresource: str
+
+
+Handler = Stored | Review | PostsTo
+"""How HTTP serves a row's collection and objects; it dispatches on this type only."""
+STORED = Stored()
+
+
+def no_defaults(obj: Obj) -> None:
+    """The defaulter of a kind without decode-time defaults."""
+
+
+SubresourceStrategy = StatusStrategy | CreateSubresourceStrategy | ConnectStrategy
+"""What a subresource's strategy is: a `/status`-like update (or a view such as `scale`), a
+POSTed body of its own, or a stream or connection."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Kind(ResourceType):
+    """One served group/version/kind (a row of the kind table) and how it is exposed over REST.
+
+    A row is the single source of its kind's facts: it drives routing, discovery, OpenAPI and
+    RBAC names, and names the classes that implement the kind's behaviour, its `kubectl get`
+    columns, its field selectors and the fields its feature gates drop.
+    """
+
+    short_names: tuple[str, ...] = ()
+    subresources: Mapping[str, type[SubresourceStrategy]] = dataclasses.field(
+        default_factory=dict, compare=False)
+    """Each subresource (`status`, `finalize`, `binding`, ...) and its strategy class."""
+    categories: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = ALL_VERBS
+    feature_gate: str | None = None
+    has_generation: bool = True
+    returns_deleted: bool = False
+    """DELETE answers with the deleted object (upstream ReturnDeletedObject), else a Status."""
+    strategy: type[Strategy] = dataclasses.field(default=Strategy, compare=False)
+    """The object's strategy class (`Strategy`: the common upstream rules only)."""
+    columns: TableSpec = dataclasses.field(default=columns.DEFAULT_SPEC, compare=False)
+    """What `kubectl get` shows."""
+    field_selectors: FieldRules = dataclasses.field(default=selectors.DEFAULT_FIELDS,
+                                                    compare=False)
+    """The field labels `fieldSelector` accepts (upstream's field-label conversion)."""
+    drop_fields: tuple[dropfields.Rule, ...] = dataclasses.field(default=(), compare=False)
+    """Fields dropped while their feature gate is off (upstream dropDisabledFields)."""
+    pointer_fields: tuple[str, ...] = ()
+    """Top-level `spec`/`status` fields that are Go pointers (omitted while unset; every
+    other struct field goes on the wire as `{}` at least)."""
+    custom_schema: str = ""
+    """A custom resource's facts from its CRD as JSON (schema, scale paths; see
+    `fakeapi.registry.custom.custom`), "" for built-in kinds. Compared, so caches keyed
+    by kinds see a changed schema."""
+    defaulter: Callable[[Obj], None] = dataclasses.field(default=no_defaults, compare=False)
+    """Upstream's decode-time defaults (`SetDefaults_*`) of the kind, applied in place to a
+    body while it is decoded: creates, updates, patch results and apply configurations (so
+    two managers applying one manifest share the defaulted fields)."""
+    handler: Handler = dataclasses.field(default=STORED, compare=False)
+    """How HTTP serves the kind (the generic store, a computed review, a POST to another
+    object's subresource)."""
+
+    @property
+    def has_status(self) -> bool:
+        """Whether `/status` is a subresource (status then changes only through it)."""
+        return "status" in self.subresources
 
 
 def _copy_field(new: Obj, old: Obj, field: str) -> None:

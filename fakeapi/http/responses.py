@@ -1,0 +1,43 @@
+"""What the HTTP handlers answer with: JSON bodies, and every failure as a `Status` object."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from fakeapi.machinery.errors import ApiError, Cause
+from fakeapi.machinery.jsonio import dumps
+
+JSON_TYPE = "application/json"
+
+
+def json_response(body: Any, status: int = 200,
+                  headers: dict[str, str] | None = None) -> web.Response:
+    """A JSON answer of a value."""
+    return web.Response(body=dumps(body), status=status, content_type=JSON_TYPE,
+                        headers=headers)
+
+
+def raw_response(body: bytes, status: int = 200,
+                 headers: dict[str, str] | None = None) -> web.Response:
+    """A JSON answer already encoded (a stored object's bytes)."""
+    return web.Response(body=body, status=status, content_type=JSON_TYPE, headers=headers)
+
+
+def error_response(error: ApiError) -> web.Response:
+    """The Status object of an error, with its HTTP code."""
+    headers = {"Retry-After": str(error.retry_after)} if error.retry_after else None
+    return json_response(error.to_status(), error.code, headers)
+
+
+def not_found_path() -> ApiError:
+    """404 for a path that names nothing served (upstream's generic NotFound)."""
+    return ApiError(404, "NotFound", "the server could not find the requested resource",
+                    causes=[Cause("", "404 page not found", "UnexpectedServerResponse")])
+
+
+def created_status() -> dict[str, Any]:
+    """The success Status a POST to a subresource answers with (upstream's 201)."""
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+            "code": 201}
