@@ -52,6 +52,12 @@ import orjson
 
 import scheduler.nodeallocatable as nodealloc
 from fakeapi.machinery.watchtypes import DELETED
+from fakeapi.registry.kinds import (
+    DEVICE_CLASSES,
+    DEVICE_TAINT_RULES,
+    RESOURCE_CLAIMS,
+    RESOURCE_SLICES,
+)
 from fakeapi.runtime.informer import object_key
 from scheduler.allocator import (
     CLAIM_ANNOTATION,
@@ -72,10 +78,10 @@ from scheduler.usage import NodeUsage, counts_on_node
 
 Obj = dict[str, Any]
 V = TypeVar("V")
-CLAIMS = "resourceclaims.resource.k8s.io"
-SLICES = "resourceslices.resource.k8s.io"
-CLASSES = "deviceclasses.resource.k8s.io"
-RULES = "devicetaintrules.resource.k8s.io"
+CLAIMS = RESOURCE_CLAIMS.resource_id
+SLICES = RESOURCE_SLICES.resource_id
+CLASSES = DEVICE_CLASSES.resource_id
+RULES = DEVICE_TAINT_RULES.resource_id
 EXTENDED_PREFIX = "extended-resources/"
 """In-flight key of a special claim not created yet: the prefix and its pod's uid."""
 DraOutcome = tuple[Rejection | None, list[Obj] | None]

@@ -26,6 +26,7 @@ import scheduler.nodeallocatable as nodealloc
 from fakeapi.machinery.errors import ApiError, not_found
 from fakeapi.machinery.timestamps import rfc3339
 from fakeapi.machinery.watchtypes import DELETED
+from fakeapi.registry.kinds import POD_GROUPS
 from fakeapi.runtime.component import ComponentContext, Controller, Route
 from fakeapi.runtime.events import WARNING, EventRecorder, object_reference
 from fakeapi.runtime.informer import object_key
@@ -38,7 +39,7 @@ from scheduler.cycle import SchedulingCycle, Unschedulable
 
 Obj = dict[str, Any]
 NAME = "default-scheduler"
-PODGROUPS = "podgroups.scheduling.k8s.io"
+PODGROUPS = POD_GROUPS.resource_id
 WORKLOAD_CLAIMS_GATE = "DRAWorkloadResourceClaims"
 BACKOFF_INITIAL, BACKOFF_MAX = 1.0, 10.0  # upstream's podInitialBackoffSeconds / max
 UNSCHEDULABLE_FLUSH = 300.0  # upstream's podMaxInUnschedulablePodsDuration (5 min)
