@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import Kubectl, ServerProcess
+from tests.support.kubectl import Kubectl
+from tests.support.processes import ServerProcess
 
 CLAIM_SPEC = {"devices": {"requests": [
     {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}

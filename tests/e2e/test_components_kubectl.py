@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Kubectl, ServerProcess, start_server
+from tests.support.kubectl import Kubectl
+from tests.support.processes import ServerProcess, start_server
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,9 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import SEED_GATES, Kubectl, ServerProcess, start_server
+from tests.support.kubectl import Kubectl
+from tests.support.processes import ServerProcess, start_server
+from tests.support.seeds import SEED_GATES
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 COMPONENTS = ("namespace-controller,garbage-collector,resource-claim-controller,"

@@ -21,7 +21,8 @@ import pytest
 import yaml
 from kubernetes import client, config
 
-from tests.conftest import Kubectl, ServerProcess
+from tests.support.kubectl import Kubectl
+from tests.support.processes import ServerProcess
 
 Obj = dict[str, object]
 

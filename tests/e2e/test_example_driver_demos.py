@@ -31,8 +31,10 @@ import yaml
 from fakeapi.machinery.quantity import parse_quantity
 from kubelet_emu.logs import read_log
 from kubelet_emu.metadata import read_stream
-from tests.conftest import ROOT, Kubectl, ServerProcess, start_server
-from tests.e2e.demo_manifests import claim_driver, manifest
+from tests.support.demos import claim_driver, manifest
+from tests.support.kubectl import Kubectl
+from tests.support.paths import ROOT
+from tests.support.processes import ServerProcess, start_server
 
 DATA = ROOT / "tests" / "data" / "kubelet_emu"
 SCENARIOS = yaml.safe_load((DATA / "demos.yaml").read_text())

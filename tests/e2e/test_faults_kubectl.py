@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import Kubectl, ServerProcess, start_server
-from tests.e2e.test_example_driver_demos import manifest
+from tests.support.demos import manifest
+from tests.support.kubectl import Kubectl
+from tests.support.processes import ServerProcess, start_server
 
 SCENARIO = {"name": "faults", "manifest": [
     {"kind": "ResourceClaim", "name": "gpu-claim", "requests": [{"name": "gpu"}]},

@@ -16,7 +16,7 @@ import aiohttp
 import orjson
 import pytest
 
-from tests.conftest import start_server
+from tests.support.processes import start_server
 
 CM = "/api/v1/namespaces/default/configmaps"
 ROOM = 256 * 1024  # bytes left free on the tmpfs before the writes start

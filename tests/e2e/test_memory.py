@@ -14,7 +14,7 @@ from typing import Any
 import aiohttp
 import orjson
 
-from tests.conftest import ServerProcess, start_server
+from tests.support.processes import ServerProcess, start_server
 
 CM = "/api/v1/namespaces/default/configmaps"
 RETENTION_MIB = 16

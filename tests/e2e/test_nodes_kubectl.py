@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Kubectl, ServerProcess, start_server
+from tests.support.kubectl import Kubectl
+from tests.support.processes import ServerProcess, start_server
 
 
 def wait_for(kubectl: Kubectl, *args: str, until: str, timeout: float = 30) -> str:

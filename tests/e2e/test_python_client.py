@@ -24,7 +24,7 @@ import yaml
 from kubernetes import client, config, utils, watch
 from kubernetes.client.rest import ApiException
 
-from tests.conftest import ServerProcess
+from tests.support.processes import ServerProcess
 
 SEEDS = Path(__file__).parent.parent / "data" / "seeds"
 WAIT_SECONDS = 30.0

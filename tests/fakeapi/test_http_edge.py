@@ -19,7 +19,7 @@ from fakeapi.http.warnings import warning_headers
 from fakeapi.machinery import jsonio
 from fakeapi.storage.log import EventLog
 from fakeapi.storage.store import Store
-from tests.fakeapi.test_api import (
+from tests.support.httpapi import (
     CM,
     JSON,
     MERGE,

@@ -9,7 +9,7 @@ import pytest
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.selectors import parse_field_selector, parse_label_selector
 from fakeapi.registry.kinds import KINDS
-from tests.conftest import KEY_NAME_MSG, VALUE_MSG
+from tests.support.messages import KEY_NAME_MSG, VALUE_MSG
 
 FIELDS = {k.resource_id: k.field_selectors for k in KINDS}
 """Each kind row's field-selector rules."""

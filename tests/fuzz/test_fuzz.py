@@ -26,8 +26,10 @@ import yaml
 from fakeapi.cli.main import parse_feature_gates
 from fakeapi.machinery.features import FeatureGates
 from fakeapi.registry.kinds import Kind, served_kinds
-from tests.conftest import ROOT, SEED_GATES, ServerProcess, start_server
-from tests.fuzz.mutate import APPLY, JSON, MERGE, STRATEGIC, YAML, Mutator, Request
+from tests.support.mutate import APPLY, JSON, MERGE, STRATEGIC, YAML, Mutator, Request
+from tests.support.paths import ROOT
+from tests.support.processes import ServerProcess, start_server
+from tests.support.seeds import SEED_GATES
 
 SEEDS = ROOT / "tests" / "data" / "seeds"
 REGRESSIONS = ROOT / "tests" / "data" / "fuzz" / "regressions.yaml"

@@ -8,7 +8,7 @@ from pathlib import Path
 from fakeapi.client import Client
 from fakeapi.controlplane import ControlPlane
 from fakeapi.machinery.clock import VirtualClock, parse_time
-from tests.kubelet_emu.harness import (
+from tests.support.emulated_nodes import (
     CLASSES,
     LEASES,
     SLICES,

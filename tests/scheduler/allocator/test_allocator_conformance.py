@@ -18,7 +18,7 @@ from scheduler.allocator import (
     allocate,
     extended_resource_claim,
 )
-from tests.scheduler.allocator.cases import FIXED_SHARE_ID, Case, check_results, load_cases
+from tests.support.allocator_cases import FIXED_SHARE_ID, Case, check_results, load_cases
 
 CASES = load_cases()
 ERRORS: dict[str, type[Exception]] = {"AllocationError": AllocationError,

@@ -8,7 +8,6 @@ import pytest
 
 from fakeapi.cluster import Cluster, ClusterConfig
 from scheduler.allocator import AllocationError, NodeUnschedulable
-from tests.scheduler.allocator.cases import Case, check_results, e2e_cases
 from tests.scheduler.allocator.test_allocator_conformance import (
     ERRORS,
     claims_for,
@@ -16,6 +15,7 @@ from tests.scheduler.allocator.test_allocator_conformance import (
     run,
     state_for,
 )
+from tests.support.allocator_cases import Case, check_results, e2e_cases
 
 CASES = e2e_cases()
 RESOURCES = (("nodes", "node"), ("deviceclasses.resource.k8s.io", "classes"),

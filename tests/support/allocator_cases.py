@@ -40,8 +40,9 @@ import yaml
 
 from fakeapi.machinery.quantity import parse_quantity
 from scheduler.allocator import Features
+from tests.support import paths
 
-DATA = Path(__file__).resolve().parents[2] / "data" / "allocator"
+DATA = paths.DATA / "allocator"
 NAMESPACE = "default"
 FIXED_SHARE_ID = "aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa"
 """Share IDs are random; as upstream's tests do, results are compared with this one instead."""

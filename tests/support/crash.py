@@ -27,7 +27,7 @@ import orjson
 from fakeapi.storage.log import Event
 from fakeapi.storage.logcheck import log_path
 from fakeapi.storage.wal import scan_file
-from tests.conftest import ServerProcess, start_server
+from tests.support.processes import ServerProcess, start_server
 
 WRITERS = 24
 CM = "/api/v1/namespaces/default/configmaps"
