@@ -23,20 +23,27 @@ class Transport:
         self.stuck: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     def is_closing(self) -> bool:
+        """Whether `close()` was called."""
         return self.closed
 
     def write(self, data: bytes) -> None:
+        """Buffer `data` (the client reads none of it)."""
         self.written.append(data)
 
     def close(self) -> None:
-        self.closed = True
-        self.stuck.set_exception(ConnectionResetError("closed"))
+        """Close the connection: the waiting write fails."""
+        if not self.closed:
+            self.closed = True
+            self.stuck.set_exception(ConnectionResetError("closed"))
 
     def abort(self) -> None:
+        """Drop the connection."""
         self.close()
 
 
 class Request:
+    """The request of the watch: only its connection."""
+
     def __init__(self, transport: Transport) -> None:
         self.transport = transport
 
@@ -49,13 +56,16 @@ class Response:
         self.ended = False
 
     async def write(self, chunk: bytes) -> None:
+        """Wait until the connection closes (then fail)."""
         await self.transport.stuck
 
     async def write_eof(self) -> None:
+        """End the chunked body."""
         self.ended = True
 
 
 async def one_chunk() -> AsyncIterator[bytes]:
+    """A stream of one event."""
     yield b'{"type":"ADDED"}\n'
 
 

@@ -37,6 +37,7 @@ def module_name(path: str) -> str:
 
 
 def is_support(module: str) -> bool:
+    """Whether a module is `tests.support` or one of its modules."""
     return module == SUPPORT or module.startswith(SUPPORT + ".")
 
 
@@ -99,6 +100,7 @@ def violations(files: Mapping[str, str]) -> list[str]:
 
 
 def tree_files() -> dict[str, str]:
+    """Every Python file of the tests tree, by its path from the repository root."""
     return {str(p.relative_to(ROOT)): p.read_text() for p in sorted(TESTS.rglob("*.py"))}
 
 
