@@ -4,7 +4,7 @@ Run with `.venv/bin/python bench/bench_crash.py [--rounds N] [--writes N]`. Each
 until N acknowledgements (creates and updates of ConfigMaps), SIGKILLs the server mid-burst,
 restarts it, and checks the log it recovered: every acknowledged write and every watched
 event is there at its revision, and no revision seen in any round now holds anything else
-(tests/e2e/crash_rounds.py). Prints per-round counts and the time taken; any lost or reused
+(tests/support/crash.py). Prints per-round counts and the time taken; any lost or reused
 revision ends the run with the assertion that found it. Same check as
 `pytest -m crash_full tests/e2e/test_crash.py`.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from benchlib import CpuMeter, header
 
-from tests.e2e.crash_rounds import WRITERS, run_rounds
+from tests.support.crash import WRITERS, run_rounds
 
 
 def main() -> None:

@@ -79,7 +79,7 @@ class Cluster:
             config.data_dir.mkdir(parents=True, exist_ok=True)
             self.wal, records = WriteAheadLog.open(config.data_dir / "events.log")
         self.log = EventLog(retention=config.retention, retention_bytes=config.retention_bytes,
-                            wal=self.wal)
+                            wal=self.wal, clock=self.clock)
         self.store = Store(log=self.log, clock=self.clock)
         self.store.replay(records)
         self.randomness = RandomSource(config.seed)

@@ -96,11 +96,15 @@ class ControlPlane:
         await self.cluster.close()
 
     def busy(self) -> bool:
-        """Whether any work is pending: undelivered watch events, queued keys, log wake-ups."""
+        """Whether any work is pending: undelivered watch events, queued keys, log wake-ups.
+
+        The clock's settling probe: the log, the informers (through the log, as they catch
+        up), the work queues and the supervisor tell the clock when it may have gone idle."""
         return self.cluster.log.wake_pending or self.supervisor.busy()
 
     async def settle(self) -> None:
-        """Run until all work has settled (queues empty, informers caught up, no timer due)."""
+        """Run until all work has settled (queues empty, informers caught up, no timer due),
+        woken by the work as it finishes rather than polling."""
         await self.clock.run_until_settled()
 
     def health(self) -> list[Health]:

@@ -1,4 +1,4 @@
-"""The one kubectl lookup of the tests (tests/conftest.py): found as $KUBECTL or the project's
+"""The one kubectl lookup of the tests (tests.support.kubectl): found as $KUBECTL or the project's
 copy; when missing, skipped locally and failed under CI. And the line reader the e2e tests wait
 on instead of sleeping."""
 
@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import LineReader, in_ci, kubectl_path, require_kubectl
+from tests.support.kubectl import in_ci, kubectl_path, require_kubectl
+from tests.support.processes import LineReader
 
 MISSING = "/nonexistent/kubectl"
 

@@ -134,6 +134,8 @@ def identity_from_peercert(peercert: dict | None) -> tuple[str, tuple[str, ...]]
 
 
 def _now() -> datetime.datetime:
+    """Real wall time, not the injected clock: TLS peers check a certificate's validity
+    against their own real clock."""
     return datetime.datetime.now(datetime.UTC)
 
 

@@ -624,6 +624,8 @@ def serve_document(kinds: KindTable, path: str, query_hash: str | None = None,
 def _headers(current: str, query_hash: str | None, now: float | None) -> dict[str, str]:
     headers = {"Etag": f'"{current}"'}
     if query_hash == current:
+        # real wall time, not the injected clock: HTTP caches judge `Expires` against the
+        # response's `Date` header and their own clock, both real
         expires = (time.time() if now is None else now) + ONE_YEAR
         headers.update({"Cache-Control": "public, immutable", "Vary": "Accept",
                         "Expires": email.utils.formatdate(expires, usegmt=True)})

@@ -320,8 +320,8 @@ class Api:
         try:
             closed = await watch_http.send(
                 request, response, stream(self.cluster.store, spec, encode, encode_notice),
-                timeout=timeout, stall=self.cluster.config.watch_stall_timeout,
-                farewell=_error_line)
+                clock=self.cluster.clock, timeout=timeout,
+                stall=self.cluster.config.watch_stall_timeout, farewell=_error_line)
         finally:
             self.watches.discard(task)
         if closed and closed != "timeout":

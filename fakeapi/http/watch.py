@@ -8,6 +8,11 @@ A stalled watch ends with an ERROR event carrying 410 Expired (what upstream sen
 it can no longer serve), so the client lists again and watches from there; a watch that
 merely timed out ends as a timeout does. If the client still doesn't read, the connection
 is dropped after a grace period.
+
+Two kinds of time: the deadline is emulated time, on the injected clock (a virtual clock ends
+a blocked watch at its emulated deadline, as the stream itself ends there), while the stall
+bound, the watchdog's looks and the grace period measure a real client's socket, so they are
+the event loop's real time.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from collections.abc import AsyncIterator, Callable
 
 from aiohttp import web
 
+from fakeapi.machinery.clock import Clock, Timer
 from fakeapi.machinery.errors import expired
 
 MIN_GRACE = 1.0
@@ -30,35 +36,52 @@ Farewell = Callable[[dict], bytes]
 
 
 class _Watchdog:
-    """Closes one stream whose write waits longer than `stall` or past `deadline`."""
+    """Closes one stream whose write waits longer than `stall` (real seconds) or past its
+    deadline, `timeout` seconds from now on `clock`."""
 
-    def __init__(self, request: web.Request, *, deadline: float, stall: float,
+    def __init__(self, request: web.Request, *, clock: Clock, timeout: float, stall: float,
                  farewell: Farewell) -> None:
         self.loop = asyncio.get_running_loop()
+        self.clock = clock
         self.transport = request.transport
-        self.deadline = deadline
+        self.deadline = clock.monotonic() + timeout
         self.stall = stall
         self.farewell = farewell
         self.blocked_since: float | None = None
+        """The loop's time when the pending write began (None while none waits)."""
         self.closed_for = ""
         self.period = max(0.01, min(stall / 4, WATCHDOG_PERIOD))
         self._handle: asyncio.TimerHandle | None = self.loop.call_later(self.period, self._look)
+        self._deadline: Timer | None = clock.call_later(timeout, self._at_deadline)
 
     def _look(self) -> None:
-        now = self.loop.time()
+        """The periodic real-time look at a blocked write."""
+        if not self._judge():
+            self._handle = self.loop.call_later(self.period, self._look)
+
+    def _at_deadline(self) -> None:
+        """The deadline passed on the clock: a write still waiting ends the stream now."""
+        self._deadline = None
+        self._judge()
+
+    def _judge(self) -> bool:
+        """Close the stream if its write waits too long or past the deadline (True then)."""
         since = self.blocked_since
-        if since is not None and now - since > self.stall:
+        if since is None:
+            return False
+        now = self.loop.time()
+        if now - since > self.stall:
             self._close(f"the client read nothing for {now - since:.0f} s")
-            return
-        if since is not None and now >= self.deadline:
+            return True
+        if self.clock.monotonic() >= self.deadline:
             self._close("")
-            return
-        self._handle = self.loop.call_later(self.period, self._look)
+            return True
+        return False
 
     def _close(self, why: str) -> None:
         """End the stream in the transport's buffer (the handler is stuck in a write), close
         the connection, and drop it if the client still doesn't read."""
-        self._handle = None
+        self.stop()
         self.closed_for = why or "timeout"
         transport = self.transport
         if transport is None or transport.is_closing():
@@ -74,19 +97,23 @@ class _Watchdog:
         self.loop.call_later(max(MIN_GRACE, 2 * self.stall), transport.abort)
 
     def stop(self) -> None:
-        """The stream ended by itself."""
+        """No more looks (the stream ended by itself, or is closed)."""
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
 
 
 async def send(request: web.Request, response: web.StreamResponse,
-               chunks: AsyncIterator[bytes], *, timeout: float, stall: float,
+               chunks: AsyncIterator[bytes], *, clock: Clock, timeout: float, stall: float,
                farewell: Farewell) -> str:
-    """Write every chunk to a prepared chunked `response`; return why the watchdog closed
-    the stream ("" when the stream ended, or the client went away, by itself)."""
+    """Write every chunk to a prepared chunked `response`, until `timeout` seconds on `clock`
+    have passed; return why the watchdog closed the stream ("" when the stream ended, or the
+    client went away, by itself)."""
     loop = asyncio.get_running_loop()
-    dog = _Watchdog(request, deadline=loop.time() + timeout, stall=stall, farewell=farewell)
+    dog = _Watchdog(request, clock=clock, timeout=timeout, stall=stall, farewell=farewell)
     try:
         async for chunk in chunks:
             dog.blocked_since = loop.time()

@@ -1,8 +1,10 @@
 """Time comes from an injected clock: real by default, virtual in tests and replays.
 
-Every emulated-time timer (watch timeouts and bookmarks, queue backoff, cleanup delays)
-is scheduled with `Clock.call_later`, so a `VirtualClock` can run hours of them at once.
-Both clocks can also wait until the work their probes watch over has settled.
+Every emulated-time timer (watch timeouts and bookmarks, queue backoff, cleanup delays, the
+failed log's resume probe) is scheduled with `Clock.call_later` or `Clock.sleep`, so a
+`VirtualClock` can run hours of them at once. Both clocks can also wait until the work their
+probes watch over has settled: whoever owns a probe says when its answer may have turned
+idle (`probe_changed`), so settling waits for that instead of polling.
 """
 
 from __future__ import annotations
@@ -48,6 +50,11 @@ class Clock(Protocol):
         """Register a check that says whether some work is still pending."""
         ...
 
+    def probe_changed(self) -> None:
+        """Say that a probe may have gone idle (work finished, a wake-up ran, a reader
+        caught up): a waiting `run_until_settled` looks at the probes again."""
+        ...
+
     async def run_until_settled(self) -> None:
         """Let the event loop run until no probe is busy and no timer is due."""
         ...
@@ -56,11 +63,9 @@ class Clock(Protocol):
 SETTLED_AFTER = 5
 """Consecutive idle loop iterations after which the loop counts as settled (a woken task may
 take a few iterations before it makes a probe busy)."""
-FAST_SPINS = 100
-"""Busy iterations yielded with `sleep(0)` before yielding 1 ms of real time per iteration
-(work waiting on a real-time loop timer, such as the log's wake-up window, needs that)."""
 SETTLE_LIMIT = 60.0
-"""Real seconds `run_until_settled` waits for busy probes before it gives up."""
+"""Real seconds `run_until_settled` waits for busy probes before it gives up (a safety net
+for a probe that never goes idle, not a wait: settling is woken by `probe_changed`)."""
 
 
 class SettleTimeout(TimeoutError):
@@ -72,10 +77,21 @@ class _Settling:
 
     def __init__(self) -> None:
         self._probes: list[Callable[[], bool]] = []
+        self._changed: asyncio.Future[None] | None = None  # what a busy settle waits on
 
     def add_probe(self, busy: Callable[[], bool]) -> None:
-        """Register `busy()`: True while work it watches over is pending."""
+        """Register `busy()`: True while work it watches over is pending. Its owner calls
+        `probe_changed()` whenever the answer may have turned False."""
         self._probes.append(busy)
+
+    def probe_changed(self) -> None:
+        """Wake a settle that waits on busy probes, so it looks at them again (cheap when
+        none waits: the hot paths call this)."""
+        changed = self._changed
+        if changed is not None:
+            self._changed = None
+            if not changed.done():
+                changed.set_result(None)
 
     def _fire_due(self) -> bool:
         """Run the timers due now; True when any ran (real timers run on the loop: none)."""
@@ -83,24 +99,27 @@ class _Settling:
 
     async def run_until_settled(self, *, limit: float = SETTLE_LIMIT) -> None:
         """Yield to the event loop until no probe is busy for `SETTLED_AFTER` iterations in a
-        row and no timer is due (due timers fire here); SettleTimeout after `limit` seconds."""
-        idle = spins = 0
-        started = time.monotonic()
+        row and no timer is due (due timers fire here). While a probe is busy this waits for
+        `probe_changed()`, not for time; SettleTimeout after `limit` real seconds of it."""
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + limit
+        idle = 0
         while idle < SETTLED_AFTER:
             fired = self._fire_due()
             busy = [probe for probe in self._probes if probe()]
-            if not busy and not fired:
-                idle += 1
+            if not busy:
+                idle = 0 if fired else idle + 1
                 await asyncio.sleep(0)
                 continue
             idle = 0
-            spins += 1
-            if spins <= FAST_SPINS:
-                await asyncio.sleep(0)
-                continue
-            if time.monotonic() - started > limit:
-                raise SettleTimeout(f"still busy after {limit} s: {busy}")
-            await asyncio.sleep(0.001)
+            changed = self._changed
+            if changed is None:
+                changed = self._changed = loop.create_future()
+            try:
+                async with asyncio.timeout_at(give_up):
+                    await asyncio.shield(changed)
+            except TimeoutError:
+                raise SettleTimeout(f"still busy after {limit} s: {busy}") from None
 
 
 class RealClock(_Settling):

@@ -152,6 +152,7 @@ class Controller(Generic[K]):
             await asyncio.gather(*workers)
         finally:
             self._working = False
+            self.clock.probe_changed()
             for w in workers:
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)

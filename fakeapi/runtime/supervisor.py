@@ -2,7 +2,8 @@
 
 Nothing is swallowed: a crash is logged with its traceback and counted (the count is in
 `/metrics`), and a component that is backing off after a crash is not ready (`/readyz`).
-Backoff waits are timers on the injected clock.
+Backoff waits are timers on the injected clock, which hears when a component stops running
+(its work no longer counts for settling).
 """
 
 from __future__ import annotations
@@ -110,6 +111,7 @@ class Supervisor:
             if self.clock.monotonic() - started >= self.stable_after:
                 delay = self.base_backoff
             unit.state = "backoff"
+            self.clock.probe_changed()
             await self.clock.sleep(delay)
             delay = min(delay * 2, self.max_backoff)
 
@@ -130,6 +132,7 @@ class Supervisor:
                 log.exception("component %s failed while stopping", unit.name)
             unit.state = "stopped"
             unit.task = None
+        self.clock.probe_changed()
 
     def busy(self) -> bool:
         """Whether any running component has unfinished work."""

@@ -4,7 +4,8 @@ A key is queued at most once however often it is added; a key being processed is
 to a second worker, and if it is added meanwhile it is processed again once `done()`. Failed
 keys come back after an exponential per-key delay (5 ms doubling up to 1000 s, client-go's
 defaults) that `forget()` resets. Delays are timers on the injected `Clock`, so a virtual
-clock drives them.
+clock drives them; the queue tells the clock when it has gone idle (`busy()` is a settling
+probe).
 """
 
 from __future__ import annotations
@@ -124,6 +125,8 @@ class WorkQueue(Generic[K]):
         if key in self._dirty:
             self._queue.append(key)
             self._ready.set()
+        elif not self._processing and not self._queue:
+            self.clock.probe_changed()
 
     def requeue_processing(self) -> None:
         """Put keys whose processing was interrupted (a crashed worker) back in the queue."""

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from fakeapi.machinery.clock import Clock
+from fakeapi.machinery.clock import Clock, RealClock
 from fakeapi.machinery.errors import ApiError, Cause
 from fakeapi.machinery.jsonio import loads
 from fakeapi.machinery.watchtypes import ADDED, DELETED, MODIFIED
@@ -42,9 +42,10 @@ DEFAULT_RETENTION = 100_000
 DEFAULT_RETENTION_BYTES = 128 * 1024 * 1024
 """Default cap on the JSON bytes of the retained window (`--log-retention-bytes`)."""
 WAKE_WINDOW = 0.002
-"""Seconds between a commit and waking its watchers (coalesces bursts, bounds latency)."""
+"""Real seconds between a commit and waking its watchers (coalesces bursts, bounds latency):
+a batching device on the event loop, not emulated time."""
 RESUME_INTERVAL = 1.0
-"""Real seconds between probes of a failed WAL (is it writable again?)."""
+"""Seconds on the log's clock between probes of a failed WAL (is it writable again?)."""
 
 
 class Event:
@@ -195,14 +196,19 @@ def write_failed(why: str) -> ApiError:
 
 
 class EventLog:
-    """In-memory window of the log, per-resource indexes, and waiters for new events."""
+    """In-memory window of the log, per-resource indexes, and waiters for new events.
+
+    Its `clock` times the failed WAL's resume probe and hears when the log's pending wake-ups
+    are done (`wake_pending` is a settling probe: see `Clock.probe_changed`).
+    """
 
     def __init__(self, *, retention: int = DEFAULT_RETENTION,
                  retention_bytes: int = DEFAULT_RETENTION_BYTES,
-                 wal: WriteAheadLog | None = None) -> None:
+                 wal: WriteAheadLog | None = None, clock: Clock | None = None) -> None:
         self.retention = retention
         self.retention_bytes = retention_bytes
         self.wal = wal
+        self.clock: Clock = clock or RealClock()
         self.listener: LogListener | None = None
         self._events: list[Event] = []
         self._first = 1  # revision of _events[0]
@@ -221,14 +227,16 @@ class EventLog:
         self._wake_handle: asyncio.TimerHandle | None = None
         self._flusher: asyncio.Task[None] | None = None
         self._resumer: asyncio.Task[None] | None = None
+        self._resuming = False  # a resume probe of the failed WAL is under way
         self._durable_waiters: list[tuple[int, int, asyncio.Future[None]]] = []  # heap by rev
         self._tiebreak = itertools.count()
 
     @property
     def wake_pending(self) -> bool:
-        """Watchers are due to be woken, or appended events are still on their way to disk (a
-        real-time window, not emulated time: a probe for `Clock.run_until_settled`)."""
-        return self._wake_handle is not None or self.visible < self.revision
+        """Watchers are due to be woken, appended events are still on their way to disk, or a
+        resume probe of a failed WAL is under way (real-time work, not emulated time: a probe
+        for `Clock.run_until_settled`; the log tells its clock when each is done)."""
+        return self._wake_handle is not None or self.visible < self.revision or self._resuming
 
     @property
     def oldest_revision(self) -> int:
@@ -335,6 +343,7 @@ class EventLog:
             fut = heapq.heappop(waiters)[2]
             if not fut.done():
                 fut.set_result(None)
+        self.clock.probe_changed()
 
     def _fail(self, error: WalError) -> None:
         """The WAL failed: discard every event after `visible`, refuse writes, start probing."""
@@ -359,6 +368,7 @@ class EventLog:
             fut = heapq.heappop(self._durable_waiters)[2]
             if not fut.done():
                 fut.set_exception(error_for_writers)
+        self.clock.probe_changed()  # nothing is on its way to disk any more
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -367,15 +377,21 @@ class EventLog:
             self._resumer = loop.create_task(self._resume(), name="event-log-resume")
 
     async def _resume(self) -> None:
-        """Probe the failed WAL every RESUME_INTERVAL until it takes writes again."""
+        """Probe the failed WAL every RESUME_INTERVAL on the clock until it takes writes
+        again (each probe is pending work until it has answered)."""
         wal = self.wal
         assert wal is not None
         try:
             while self.failure is not None:
-                await asyncio.sleep(RESUME_INTERVAL)
-                if await wal.resume():
-                    log.warning("event log: writable again at revision %d", self.revision)
-                    self.failure = None
+                await self.clock.sleep(RESUME_INTERVAL)
+                self._resuming = True
+                try:
+                    if await wal.resume():
+                        log.warning("event log: writable again at revision %d", self.revision)
+                        self.failure = None
+                finally:
+                    self._resuming = False
+                    self.clock.probe_changed()
         finally:
             self._resumer = None
 
@@ -483,6 +499,8 @@ class EventLog:
             except RuntimeError:  # no loop (replay, sync callers): nobody can be waiting
                 self._wake()
                 return
+            # the loop's own timer, not the clock's: the window batches real work, and
+            # settling sees it through `wake_pending` (told when it has run)
             self._wake_handle = loop.call_later(WAKE_WINDOW, self._wake)
 
     def _wake(self) -> None:
@@ -492,6 +510,7 @@ class EventLog:
             for fut in self._waiters.pop(resource, ()):
                 if not fut.done():
                     fut.set_result(None)
+        self.clock.probe_changed()
 
     async def wait(self, resource: str, timeout: float | None, *, clock: Clock) -> None:
         """Wait for the next visible event of `resource` (or `timeout` seconds on `clock`).
@@ -503,6 +522,7 @@ class EventLog:
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[object] = loop.create_future()
         self._waiters.setdefault(resource, []).append(fut)
+        clock.probe_changed()  # a reader (an informer) has caught up: it may be idle now
         timer = clock.call_later(timeout, partial(_expire, fut)) if timeout is not None else None
         try:
             await fut

@@ -13,7 +13,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,9 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import Kubectl, ServerProcess
+from tests.support.kubectl import Kubectl
+from tests.support.processes import ServerProcess
+from tests.support.waiting import poll
 
 CLAIM_SPEC = {"devices": {"requests": [
     {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}
@@ -178,17 +179,21 @@ async def test_kr8s(server: ServerProcess, ns: str) -> None:
         found.append(c.name)
     assert found == ["k1"]
 
+    watching = asyncio.Event()
+
     async def first_delete() -> str:
         # closed on return, so the stream's response is closed on this loop
         async with contextlib.aclosing(api.watch("resourceclaims.resource.k8s.io",
                                                  namespace=ns)) as events:
             async for event, obj in events:
+                if event == "ADDED":  # a watch from now starts with the state: it is open
+                    watching.set()
                 if event == "DELETED":
                     return str(obj.name)
         return ""
 
     watcher = asyncio.create_task(first_delete())
-    await asyncio.sleep(0)
+    await asyncio.wait_for(watching.wait(), 20)
     await claim.delete()
     assert await asyncio.wait_for(watcher, 20) == "k1"
 
@@ -220,16 +225,19 @@ def test_a_kopf_operator_reconciles_claims(server: ServerProcess, kubectl: Kubec
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         kubectl("create", "-n", ns, "-f", "-", input=yaml.safe_dump(_claim("by-kopf")))
-        deadline = time.monotonic() + 60
-        seen = ""
-        while time.monotonic() < deadline and proc.poll() is None:
-            seen = kubectl("get", "resourceclaim", "by-kopf", "-n", ns, "-o",
+
+        def seen_by() -> str | None:
+            """The claim's seen-by annotation ('' while there is none; None once the
+            operator has exited, which ends the wait)."""
+            if proc.poll() is not None:
+                return None
+            return kubectl("get", "resourceclaim", "by-kopf", "-n", ns, "-o",
                            "jsonpath={.metadata.annotations.compat\\.example\\.com/seen-by}")
-            if seen:
-                break
-            time.sleep(0.2)
+
+        seen = poll(seen_by, until=lambda value: value != "", timeout=60, interval=0.2,
+                    what="kopf's annotation on the claim")
         assert proc.stdout is not None
-        assert seen == "kopf", proc.stdout.read() if proc.poll() is not None else "timeout"
+        assert seen == "kopf", proc.stdout.read() if proc.poll() is not None else seen
     finally:
         proc.terminate()
         try:

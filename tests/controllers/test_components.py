@@ -4,9 +4,9 @@ informers (their indexes must not clash), and each is ready once synced."""
 from __future__ import annotations
 
 import controllers
-from tests.conftest import SEED_GATES
-from tests.controllers import dra
-from tests.controllers.harness import running_plane
+from tests.support import dra
+from tests.support.plane import running_plane
+from tests.support.seeds import SEED_GATES
 
 GATES = {item.split("=")[0]: True for item in SEED_GATES.split(",")}
 

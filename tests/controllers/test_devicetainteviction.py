@@ -22,9 +22,9 @@ from fakeapi.controlplane import ControlPlane
 from fakeapi.machinery.clock import VirtualClock
 from kubelet_emu.profile import load_profile
 from kubelet_emu.settings import EmulatorSettings
-from tests.controllers import dra
-from tests.controllers.dra import CLAIMS, RULES, SLICES
-from tests.controllers.harness import running_plane, stall_calls
+from tests.support import dra
+from tests.support.dra import CLAIMS, RULES, SLICES
+from tests.support.plane import running_plane, stall_calls
 
 CONTROLLER = "device-taint-eviction-controller"
 COMPONENTS = f"{CONTROLLER},kubelet"

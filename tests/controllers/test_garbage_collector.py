@@ -13,7 +13,7 @@ from controllers.garbage_collector import GarbageCollector
 from fakeapi.cluster import Cluster
 from fakeapi.controlplane import ControlPlane
 from fakeapi.machinery.errors import ApiError
-from tests.controllers.harness import running_plane
+from tests.support.plane import running_plane
 
 CM = "configmaps"
 

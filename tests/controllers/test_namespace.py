@@ -12,7 +12,7 @@ from controllers.namespace import NamespaceController
 from fakeapi.client import Client
 from fakeapi.controlplane import ControlPlane
 from fakeapi.machinery.errors import ApiError
-from tests.controllers.harness import running_plane
+from tests.support.plane import running_plane
 
 CLAIMS = "resourceclaims.resource.k8s.io"
 CONTENTS: list[tuple[str, dict[str, Any]]] = [

@@ -12,8 +12,7 @@ import pytest
 
 from controllers import poolstatus
 from scheduler.allocator import AllocatedState, allocate
-from tests.scheduler.allocator.cases import FIXED_SHARE_ID, load_cases
-from tests.scheduler.allocator.test_allocator_conformance import inventory_for
+from tests.support.allocator_cases import FIXED_SHARE_ID, inventory_for, load_cases
 
 CASE = next(c for c in load_cases() if c.name == "consumable-capacity-multi-allocatable-"
             "device-without-policy-with-capacity-request")

@@ -21,9 +21,9 @@ import fakeapi.kube.resourceclaim as podclaims
 from controllers.resourceclaim import ResourceClaimController
 from fakeapi.client import Client
 from fakeapi.controlplane import ControlPlane
-from tests.controllers import dra
-from tests.controllers.dra import CLAIMS, POD_GROUPS, TEMPLATES
-from tests.controllers.harness import running_plane, stall_calls
+from tests.support import dra
+from tests.support.dra import CLAIMS, POD_GROUPS, TEMPLATES
+from tests.support.plane import running_plane, stall_calls
 
 CONTROLLERS = "resource-claim-controller,garbage-collector"
 

@@ -18,9 +18,9 @@ from fakeapi.client import Client
 from fakeapi.controlplane import ControlPlane
 from fakeapi.machinery.clock import VirtualClock
 from fakeapi.machinery.errors import ApiError
-from tests.controllers import dra
-from tests.controllers.dra import CLAIMS, RPSRS, SLICES
-from tests.controllers.harness import running_plane, stall_calls
+from tests.support import dra
+from tests.support.dra import CLAIMS, RPSRS, SLICES
+from tests.support.plane import running_plane, stall_calls
 
 CONTROLLER = "resourcepoolstatusrequest-controller"
 GATES = {"DRAResourcePoolStatus": True, "DRAPartitionableDevicesType": True}

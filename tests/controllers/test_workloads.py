@@ -14,7 +14,7 @@ from fakeapi.client import Client
 from fakeapi.controlplane import ControlPlane
 from fakeapi.machinery.clock import VirtualClock
 from fakeapi.machinery.errors import ApiError
-from tests.controllers.harness import running_plane
+from tests.support.plane import running_plane
 
 Obj = dict[str, Any]
 WORKLOADS = "deployment-controller,replicaset-controller,garbage-collector"

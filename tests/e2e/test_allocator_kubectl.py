@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import Kubectl, ServerProcess, start_server
-from tests.scheduler.allocator.cases import Case, check_results, e2e_cases
+from tests.support.allocator_cases import Case, check_results, e2e_cases
+from tests.support.kubectl import Kubectl
+from tests.support.processes import ServerProcess, start_server
 
 Obj = dict[str, Any]
 CLAIMS = "resourceclaims.resource.k8s.io"

@@ -12,13 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import (
-    SEED_GATES,
-    Kubectl,
-    ServerProcess,
-    claim_manifest,
-    start_server,
-)
+from tests.support.kubectl import Kubectl
+from tests.support.processes import ServerProcess, start_server
+from tests.support.seeds import SEED_GATES, claim_manifest
 
 TOKENS = '''alice-token,alice,1001,"dev,qa"
 bob-token,bob,1002

@@ -16,7 +16,9 @@ import pytest
 import yaml
 
 from fakeapi import cel
-from tests.conftest import ROOT, Kubectl, ServerProcess, start_server
+from tests.support.kubectl import Kubectl
+from tests.support.paths import ROOT
+from tests.support.processes import ServerProcess, start_server
 
 
 @pytest.fixture(params=cel.ENGINES, scope="module")

@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import Kubectl, ServerProcess, start_server
+from tests.support.kubectl import Kubectl
+from tests.support.processes import ServerProcess, start_server
+from tests.support.waiting import poll
 
 
 @pytest.fixture(scope="module")
@@ -24,12 +25,10 @@ def only_namespaces(tmp_path_factory: pytest.TempPathFactory,
 
 def ready_lines(kubectl: Kubectl, timeout: float = 20) -> list[str]:
     """`/readyz?verbose` once every check passes (components sync right after start)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        res = kubectl.run("get", "--raw", "/readyz?verbose", check=False)
-        if res.returncode == 0 or time.monotonic() > deadline:
-            assert res.returncode == 0, res.stdout + res.stderr
-            return res.stdout.splitlines()
+    res = poll(lambda: kubectl.run("get", "--raw", "/readyz?verbose", check=False),
+               until=lambda res: res.returncode == 0, timeout=timeout,
+               what="/readyz passing every check")
+    return res.stdout.splitlines()
 
 
 def test_readyz_lists_the_selected_components(

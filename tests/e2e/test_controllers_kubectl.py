@@ -14,15 +14,17 @@ test's own (the allocations written as the scheduler writes them: finalizer, the
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.conftest import SEED_GATES, Kubectl, ServerProcess, start_server
+from tests.support.kubectl import Kubectl
+from tests.support.processes import ServerProcess, start_server
+from tests.support.seeds import SEED_GATES
+from tests.support.waiting import poll
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 COMPONENTS = ("namespace-controller,garbage-collector,resource-claim-controller,"
@@ -47,6 +49,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory,
     srv: ServerProcess = start_server(tmp_path_factory.mktemp("cluster"), "--feature-gates",
                                       SEED_GATES)
     k = Kubectl(kubectl_binary, srv.kubeconfig)
+    # `kubectl wait --all` fails at once while there is no node yet: first the nodes register
+    poll(lambda: k("get", "nodes", "-o", "name"), what="the emulated nodes registered")
     k("wait", "--for=condition=Ready", "node", "--all", "--timeout=30s")
     yield k
     assert srv.stop() == 0
@@ -71,15 +75,6 @@ def allocate(kubectl: Kubectl, claim: str, namespace: str, results: list[dict[st
 def wait_for(kubectl: Kubectl, what: str, jsonpath: str, namespace: str = "") -> None:
     extra = ["-n", namespace] if namespace else []
     kubectl("wait", f"--for=jsonpath={jsonpath}", what, *extra, "--timeout=30s")
-
-
-def until(check: Callable[[], bool], timeout: float = 30) -> None:
-    """Poll `check` (kubectl reads) until it holds; fail at the deadline. For states that
-    `kubectl wait` cannot express, such as a field being gone."""
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.05)
 
 
 def test_the_training_group_example_ends_with_the_seed_s_reservations(
@@ -123,7 +118,9 @@ def test_the_training_group_example_ends_with_the_seed_s_reservations(
     # claims while it exists
     cluster("delete", "pod", pod_name, "-n", "some-ns")
     cluster("wait", "--for=delete", f"resourceclaim/{own}", "-n", "some-ns", "--timeout=30s")
-    until(lambda: get(cluster, "resourceclaim", "my-pod-claim", "-n", "some-ns")["status"] == {})
+    # a field being gone, which `kubectl wait` cannot express
+    poll(lambda: get(cluster, "resourceclaim", "my-pod-claim", "-n", "some-ns")["status"],
+         until=lambda status: status == {}, what="my-pod-claim's status emptied")
     assert not get(cluster, "resourceclaim", "my-pod-claim", "-n", "some-ns")["metadata"].get(
         "finalizers")
     assert get(cluster, "resourceclaim", shared, "-n", "some-ns")["status"]["reservedFor"]

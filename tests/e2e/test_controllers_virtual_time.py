@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from kubelet_emu.settings import EmulatorSettings
-from tests.e2e.inprocess import Session, serving
+from tests.support.inprocess import Session, serving
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 COMPONENTS = ("garbage-collector,resourcepoolstatusrequest-controller,"

@@ -10,8 +10,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.conftest import start_server
-from tests.e2e.crash_rounds import CM, run_rounds
+from tests.support.crash import CM, run_rounds
+from tests.support.processes import start_server
 
 
 def _assert_rounds(data: Path, rounds: int) -> None:

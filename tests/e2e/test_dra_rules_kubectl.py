@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import Kubectl
+from tests.support.kubectl import Kubectl
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 ADMIN = ("admin access to devices requires the `resource.kubernetes.io/admin-access: true` "

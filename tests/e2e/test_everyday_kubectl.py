@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +20,9 @@ import pytest
 import yaml
 from kubernetes import client, config
 
-from tests.conftest import Kubectl, ServerProcess
+from tests.support.kubectl import Kubectl
+from tests.support.processes import ServerProcess
+from tests.support.waiting import poll
 
 Obj = dict[str, object]
 
@@ -113,10 +114,8 @@ def test_a_job_completes(kubectl: Kubectl, core: client.CoreV1Api, ns: str) -> N
 
 
 def _wait_for_default_account(kubectl: Kubectl, ns: str) -> None:
-    deadline = time.monotonic() + 30
-    while kubectl.run("get", "serviceaccount", "default", "-n", ns, check=False).returncode:
-        assert time.monotonic() < deadline, "no default ServiceAccount"
-        time.sleep(0.05)
+    poll(lambda: kubectl.run("get", "serviceaccount", "default", "-n", ns, check=False),
+         until=lambda res: res.returncode == 0, what=f"the default ServiceAccount of {ns}")
 
 
 def test_a_token_of_the_default_account_authenticates(kubectl: Kubectl, server: ServerProcess,

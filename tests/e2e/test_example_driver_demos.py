@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import Any
@@ -31,8 +30,11 @@ import yaml
 from fakeapi.machinery.quantity import parse_quantity
 from kubelet_emu.logs import read_log
 from kubelet_emu.metadata import read_stream
-from tests.conftest import ROOT, Kubectl, ServerProcess, start_server
-from tests.e2e.demo_manifests import claim_driver, manifest
+from tests.support.demos import claim_driver, manifest
+from tests.support.kubectl import Kubectl
+from tests.support.paths import ROOT
+from tests.support.processes import ServerProcess, start_server
+from tests.support.waiting import poll
 
 DATA = ROOT / "tests" / "data" / "kubelet_emu"
 SCENARIOS = yaml.safe_load((DATA / "demos.yaml").read_text())
@@ -138,14 +140,12 @@ class Demo:
     def logs(self, member: str, timeout: float = 30) -> str:
         pod_name, _, container = member.partition("/")
         pod = get(self.k, "pod", pod_name, "-n", self.ns)
-        deadline = time.monotonic() + timeout
-        while True:
-            text = read_log(self.srv.data_dir / "nodes" / NODE, namespace=self.ns, pod=pod_name,
-                            uid=pod["metadata"]["uid"], container=container)
-            if text or time.monotonic() > deadline:
-                assert text, f"no log for {self.ns}/{member}"
-                return text
-            time.sleep(0.1)
+        text = poll(lambda: read_log(self.srv.data_dir / "nodes" / NODE, namespace=self.ns,
+                                     pod=pod_name, uid=pod["metadata"]["uid"],
+                                     container=container),
+                    timeout=timeout, interval=0.1, what=f"a log of {self.ns}/{member}")
+        assert text is not None
+        return text
 
     def gpus(self, member: str) -> list[str]:
         return GPU_DEVICE.findall(self.logs(member))

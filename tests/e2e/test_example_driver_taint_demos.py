@@ -4,7 +4,7 @@ taint_demos.yaml): a NoExecute DeviceTaintRule evicts the pods whose claims don'
 it (at once, or after their tolerationSeconds), a NoSchedule one keeps running pods and
 refuses new ones, the rule's EvictionInProgress condition counts the evictions.
 
-The whole control plane runs in this process on a virtual clock (`tests.e2e.inprocess`)
+The whole control plane runs in this process on a virtual clock (`tests.support.inprocess`)
 with one emulated node of the `gpu` profile: the claim controller, the scheduler, the device
 taint eviction controller and the node's kubelet (which stops the containers, emits
 `Killing` and confirms each deletion) do their part, and 300 s pass at once.
@@ -21,9 +21,9 @@ import yaml
 
 from kubelet_emu.profile import load_profile
 from kubelet_emu.settings import EmulatorSettings
-from tests.conftest import ROOT
-from tests.e2e.demo_manifests import objects
-from tests.e2e.inprocess import Session, serving
+from tests.support.demos import objects
+from tests.support.inprocess import Session, serving
+from tests.support.paths import ROOT
 
 DEMOS = yaml.safe_load((ROOT / "tests" / "data" / "kubelet_emu" / "taint_demos.yaml")
                        .read_text())

@@ -7,15 +7,16 @@ stopped stream's timeout run on the virtual clock: tests/kubelet_emu)."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.conftest import Kubectl, ServerProcess, start_server
-from tests.e2e.test_example_driver_demos import manifest
+from tests.support.demos import manifest
+from tests.support.kubectl import Kubectl
+from tests.support.processes import ServerProcess, start_server
+from tests.support.waiting import poll
 
 SCENARIO = {"name": "faults", "manifest": [
     {"kind": "ResourceClaim", "name": "gpu-claim", "requests": [{"name": "gpu"}]},
@@ -52,14 +53,13 @@ def health(k: Kubectl) -> list[dict[str, Any]]:
 
 
 def wait_health(k: Kubectl, want: str, timeout: float = 30) -> list[dict[str, Any]]:
-    deadline = time.monotonic() + timeout
-    got: list[dict[str, Any]] = []
-    while time.monotonic() < deadline:
-        got = health(k)
-        if got and got[0]["resources"][0]["health"] == want:
-            return got
-        time.sleep(0.1)
-    raise AssertionError(f"health never {want}: {got}")
+    """The pod's device health, once it is `want`."""
+
+    def reached(got: list[dict[str, Any]]) -> bool:
+        return bool(got) and got[0]["resources"][0]["health"] == want
+
+    return poll(lambda: health(k), until=reached, timeout=timeout, interval=0.1,
+                what=f"the pod's device health {want}")
 
 
 def test_a_device_fault_shows_in_the_pod_and_deleting_it_heals(

@@ -11,7 +11,9 @@ from typing import Unpack
 
 import pytest
 
-from tests.conftest import ROOT, Kubectl, RunOptions, require_kubectl, start_server
+from tests.support.kubectl import Kubectl, RunOptions, require_kubectl
+from tests.support.paths import ROOT
+from tests.support.processes import start_server
 
 SEEDS = ROOT / "tests" / "data" / "seeds"
 DEFAULT = ""

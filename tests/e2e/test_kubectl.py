@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import Kubectl, LineReader, claim_manifest
+from tests.support.kubectl import Kubectl
+from tests.support.processes import LineReader
+from tests.support.seeds import claim_manifest
 
 SEEDS = sorted((Path(__file__).parent.parent / "data" / "seeds").glob("*.yaml"))
 _COUNTER = itertools.count()

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Kubectl
+from tests.support.kubectl import Kubectl
 
 NS = "pbuf-objs"
 BINARY = b"\x00\xff\xfe binary \x80"

@@ -12,7 +12,9 @@ from pathlib import Path
 import yaml
 
 from fakeapi.storage.logcheck import verify
-from tests.conftest import ROOT, Kubectl, ServerProcess, start_server
+from tests.support.kubectl import Kubectl
+from tests.support.paths import ROOT
+from tests.support.processes import ServerProcess, start_server
 
 CONFIGMAPS = 20
 QUIET = ("--nodes", "0", "--no-adopt-nodes")

@@ -16,7 +16,8 @@ import aiohttp
 import orjson
 import pytest
 
-from tests.conftest import start_server
+from tests.support.processes import start_server
+from tests.support.waiting import poll_async
 
 CM = "/api/v1/namespaces/default/configmaps"
 ROOM = 256 * 1024  # bytes left free on the tmpfs before the writes start
@@ -86,15 +87,19 @@ async def scenario(url: str, mnt: Path) -> dict[str, Any]:
             out["refused"] = (resp.status, await resp.json(), resp.headers.get("Retry-After"))
 
         filler.unlink()  # space again: the log probes and takes writes
-        for _ in range(100):
+
+        async def write_after() -> int:
             async with session.post(f"{url}{CM}", json=configmap("after")) as resp:
                 if resp.status == 201:
                     out["after"] = await resp.json()
-                    break
-            await asyncio.sleep(0.1)
+                return resp.status
+
+        await poll_async(write_after, until=lambda status: status == 201, timeout=10,
+                         interval=0.1, what="a write accepted again once space was freed")
         async with session.get(f"{url}/readyz") as resp:
             out["readyz_after"] = resp.status
-        await asyncio.sleep(0.2)
+        await poll_async(lambda: out["watched"], until=lambda watched: {
+            *out["acked"], "after"} <= watched, what="the watch seeing every acknowledged write")
         watcher.cancel()
     return out
 

@@ -5,25 +5,20 @@ adopted."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import Kubectl, ServerProcess, start_server
+from tests.support.kubectl import Kubectl
+from tests.support.processes import ServerProcess, start_server
+from tests.support.waiting import poll
 
 
 def wait_for(kubectl: Kubectl, *args: str, until: str, timeout: float = 30) -> str:
     """Run kubectl until its output contains `until` (a real server on real time)."""
-    deadline = time.monotonic() + timeout
-    out = ""
-    while time.monotonic() < deadline:
-        out = kubectl(*args)
-        if until in out:
-            return out
-        time.sleep(0.1)
-    raise AssertionError(f"{until!r} not in kubectl {' '.join(args)} after {timeout} s:\n{out}")
+    return poll(lambda: kubectl(*args), until=lambda out: until in out, timeout=timeout,
+                interval=0.1, what=f"{until!r} in the output of kubectl {' '.join(args)}")
 
 
 @pytest.fixture(scope="module")

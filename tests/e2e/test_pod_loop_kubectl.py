@@ -10,7 +10,8 @@ from collections.abc import Iterator
 import pytest
 import yaml
 
-from tests.conftest import Kubectl, ServerProcess, start_server
+from tests.support.kubectl import Kubectl
+from tests.support.processes import ServerProcess, start_server
 
 GPU_POD = [
     {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",

@@ -11,7 +11,6 @@ import dataclasses
 import datetime
 import json
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -24,7 +23,7 @@ import yaml
 from kubernetes import client, config, utils, watch
 from kubernetes.client.rest import ApiException
 
-from tests.conftest import ServerProcess
+from tests.support.processes import ServerProcess
 
 SEEDS = Path(__file__).parent.parent / "data" / "seeds"
 WAIT_SECONDS = 30.0
@@ -1103,14 +1102,13 @@ def test_watch_with_bookmarks_receives_only_valid_events(
 
     future: Future[None] = thread.submit(writer)
     w = _watch()
-    start = time.monotonic()
+    # same as upstream: the server ends the watch when timeoutSeconds is up, so the stream
+    # returns (the client sets no timeout of its own; that it ends exactly then is checked on
+    # the virtual clock, tests/fakeapi/test_api.py and test_watch_deadline.py)
     events = list(w.stream(open_watch, namespace=ns,
                            resource_version=list_rv, allow_watch_bookmarks=True,
                            timeout_seconds=3))
-    elapsed = time.monotonic() - start
     future.result(timeout=10)
-    # same as upstream: the server ends the watch when timeoutSeconds is up
-    assert 2.5 < elapsed < 8, elapsed
     assert {e["type"] for e in events} <= {"ADDED", "MODIFIED", "DELETED", "BOOKMARK"}
     assert [s for s in _summary(events) if s[0] != "BOOKMARK"] == [("ADDED", "b"),
                                                                   ("DELETED", "a")]

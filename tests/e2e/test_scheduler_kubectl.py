@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import ROOT, Kubectl, ServerProcess, start_server
+from tests.support.kubectl import Kubectl
+from tests.support.paths import ROOT
+from tests.support.processes import ServerProcess, start_server
 
 DRIVER = "gpu.example.com"
 

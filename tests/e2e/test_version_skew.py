@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import Kubectl, LineReader, ServerProcess
+from tests.support.kubectl import Kubectl
+from tests.support.processes import LineReader, ServerProcess
 
 SKEW = range(27, 34)
 

@@ -12,7 +12,7 @@ import zoneinfo
 
 import pytest
 
-from fakeapi.machinery.clock import RealClock, SettleTimeout, VirtualClock
+from fakeapi.machinery.clock import SETTLED_AFTER, RealClock, SettleTimeout, VirtualClock
 from fakeapi.machinery.timestamps import rfc3339
 
 
@@ -202,6 +202,7 @@ async def test_run_until_settled_waits_for_every_probe_to_go_idle(
                 else:
                     put(i + 1)
             in_flight[0] -= 1
+            clock.probe_changed()  # the probe's owner says when it may have gone idle
 
     clock.add_probe(lambda: in_flight[0] > 0)
     task = asyncio.create_task(worker())
@@ -211,6 +212,31 @@ async def test_run_until_settled_waits_for_every_probe_to_go_idle(
     assert done == [0, 1, 2, 3, 4, 5]
     assert in_flight == [0]
     task.cancel()
+
+
+@pytest.mark.parametrize("make", CLOCKS)
+async def test_a_busy_probe_is_looked_at_again_only_when_told(
+        make: type[RealClock | VirtualClock]) -> None:
+    """Settling waits for `probe_changed()`, not for time: a probe that stays busy through a
+    real-time wait is asked once at the start and once after each change it reports."""
+    clock = make()
+    loop = asyncio.get_running_loop()
+    pending = [True]
+    asked: list[bool] = []
+
+    def busy() -> bool:
+        asked.append(pending[0])
+        return pending[0]
+
+    def told(still_busy: bool) -> None:
+        pending[0] = still_busy
+        clock.probe_changed()
+
+    clock.add_probe(busy)
+    loop.call_later(0.02, told, True)  # a change that leaves it busy
+    loop.call_later(0.04, told, False)
+    await clock.run_until_settled()
+    assert asked == [True, True] + [False] * SETTLED_AFTER
 
 
 @pytest.mark.parametrize("make", CLOCKS)

@@ -30,7 +30,7 @@ from aiohttp.test_utils import TestClient
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.http.app import create_app
 from fakeapi.machinery.features import parse_feature_gates
-from tests.conftest import SEED_GATES
+from tests.support.seeds import SEED_GATES
 
 Obj = dict[str, Any]
 DATA = Path(__file__).resolve().parent.parent / "data"

@@ -9,6 +9,8 @@ import asyncio
 import dataclasses
 import json
 import re
+import subprocess
+import sys
 
 import orjson
 import pytest
@@ -16,10 +18,9 @@ from aiohttp.test_utils import TestClient
 
 from fakeapi.cluster import Cluster
 from fakeapi.http.warnings import warning_headers
-from fakeapi.machinery import jsonio
 from fakeapi.storage.log import EventLog
 from fakeapi.storage.store import Store
-from tests.fakeapi.test_api import (
+from tests.support.httpapi import (
     CM,
     JSON,
     MERGE,
@@ -37,6 +38,7 @@ from tests.fakeapi.test_api import (
     open_watch,
     warnings_of,
 )
+from tests.support.paths import ROOT
 
 STRATEGIC = "application/strategic-merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
@@ -172,26 +174,24 @@ async def test_runs_of_closing_lists_in_a_refused_body_are_no_crash(
 
 
 @pytest.mark.parametrize(("depth", "siblings"), [(231, 20), (253, 19), (24, 150), (100, 40)])
-async def test_runs_of_closing_lists_are_stored_and_read_back(
-        seeded: tuple[Cluster, TestClient], monkeypatch: pytest.MonkeyPatch, depth: int,
-        siblings: int) -> None:
+def test_runs_of_closing_lists_are_stored_and_read_back(depth: int, siblings: int) -> None:
     """Accepted (opaque parameters up to 10 KiB), stored, patched, read back and replayed
-    intact: once the store holds such a value, encodings take the stdlib's encoder."""
-    monkeypatch.setattr(jsonio, "_stored_hazard", False)  # restored after the test
-    cluster, api = seeded
+    intact: once the store holds such a value, encodings take the stdlib's encoder. The
+    process remembers that for good, so this runs in a fresh one (tests.support.hazard)."""
     raw = claim_with_params("closing-run", '{"a":' + closing_run(depth, siblings) + "}")
-    created = await send(api, "POST", RC, raw)
-    assert created.status == 201, created.body
-    assert jsonio.hazard(), "the store knows it now holds a hazard"
+    child = subprocess.run([sys.executable, "-m", "tests.support.hazard"], input=raw,
+                           capture_output=True, cwd=ROOT, timeout=120)
+    assert child.returncode == 0, child.stderr.decode()
+    out = json.loads(child.stdout)
+    assert not out["hazard_before"]
+    status, created = out["created"]
+    assert status == 201, created
+    assert out["hazard_after"], "the store knows it now holds a hazard"
     sent = json.loads(raw)["spec"]["devices"]["config"]
-    assert created.object["spec"]["devices"]["config"] == sent
-    patched = await send(api, "PATCH", f"{RC}/closing-run", b'{"metadata":{"labels":{"a":"b"}}}',
-                         MERGE)
-    assert patched.status == 200 and patched.object["spec"] == created.object["spec"]
-    replayed = Store(log=EventLog(), clock=cluster.clock)
-    replayed.replay([e.record() for e in cluster.log])
-    stored = replayed.get("resourceclaims.resource.k8s.io", "default", "closing-run")
-    assert stored is not None and stored.object == patched.object
+    assert created["spec"]["devices"]["config"] == sent
+    status, patched = out["patched"]
+    assert status == 200 and patched["spec"] == created["spec"]
+    assert out["replayed"] == patched
 
 
 async def test_a_deep_object_survives_watch_list_and_replay(

@@ -7,59 +7,31 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import os
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from fakeapi.client import Client
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.controlplane import ControlPlane
 from fakeapi.machinery.clock import VirtualClock
 from fakeapi.machinery.errors import ApiError
-from fakeapi.storage import log as log_mod
-from fakeapi.storage import wal as wal_mod
-from fakeapi.storage.log import Event
+from fakeapi.registry.context import RequestContext
+from fakeapi.storage.log import RESUME_INTERVAL, Event
 from fakeapi.storage.watch import WatchSpec, notices
+from tests.support.faults import DiskFaults
 
 CM = "configmaps"
 
 
-class FsyncGate:
-    """Every WAL fsync waits here until the test opens the gate (then runs for real, or fails
-    with `fail`): the window in which a write is appended but not yet durable."""
-
-    def __init__(self) -> None:
-        self.opened = threading.Event()
-        self.opened.set()
-        self.entered = threading.Event()
-        self.fail: OSError | None = None
-
-    def datasync(self, fd: int) -> None:
-        self.entered.set()
-        assert self.opened.wait(30), "the test never opened the fsync gate"
-        if self.fail is not None:
-            raise self.fail
-        os.fdatasync(fd)
-
-    def close(self) -> None:
-        self.opened.clear()
-        self.entered.clear()
-
-    async def wait_entered(self) -> None:
-        """Until a flush is inside fsync (it runs on the WAL's worker thread)."""
-        assert await asyncio.to_thread(self.entered.wait, 30)
-
-
 @pytest.fixture
-def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[FsyncGate]:
-    g = FsyncGate()
-    monkeypatch.setattr(wal_mod, "_datasync", g.datasync)
-    monkeypatch.setattr(log_mod, "RESUME_INTERVAL", 0.01)
-    yield g
-    g.opened.set()
+def disk(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[DiskFaults]:
+    """Faults of the WAL file of `durable_cluster(tmp_path)`."""
+    faults = DiskFaults(monkeypatch, tmp_path / "events.log")
+    yield faults
+    faults.release()
 
 
 def cm(name: str, value: str = "v") -> dict[str, Any]:
@@ -68,8 +40,20 @@ def cm(name: str, value: str = "v") -> dict[str, Any]:
             "metadata": {"name": name, "namespace": "default"}, "data": {"k": value}}
 
 
-def durable_cluster(path: Path, **config: Any) -> Cluster:
-    return Cluster(ClusterConfig(data_dir=path, seed=3, **config))
+def durable_cluster(path: Path, clock: VirtualClock | None = None) -> Cluster:
+    """A cluster whose log is in `path`, on a virtual clock of its own unless given one."""
+    return Cluster(ClusterConfig(data_dir=path, seed=3), clock=clock or VirtualClock())
+
+
+async def watched(client: Client, since: str, timeout: float, seen: list[tuple[str, str]],
+                  arrived: asyncio.Event | None = None) -> None:
+    """Watch ConfigMaps of `default` from `since` for `timeout` seconds of the client's
+    clock, noting (type, name) of each event in `seen` and setting `arrived`."""
+    async for type_, obj in client.watch(CM, "default", resource_version=since,
+                                         timeout=timeout):
+        seen.append((type_, obj["metadata"]["name"]))
+        if arrived is not None:
+            arrived.set()
 
 
 def visible_names(cluster: Cluster) -> list[str]:
@@ -80,21 +64,20 @@ def visible_names(cluster: Cluster) -> list[str]:
 
 
 async def test_no_reader_sees_a_write_before_its_fsync_returns(tmp_path: Path,
-                                                               gate: FsyncGate) -> None:
-    cluster = durable_cluster(tmp_path)
+                                                               disk: DiskFaults) -> None:
+    clock = VirtualClock()
+    cluster = durable_cluster(tmp_path, clock)
     client = cluster.client("tester")
     await client.create(CM, cm("before"))
+    since = str(cluster.log.visible)
     seen: list[tuple[str, str]] = []
-
-    async def watch() -> None:
-        async for type_, obj in client.watch(CM, "default", resource_version=str(
-                cluster.log.visible)):
-            seen.append((type_, obj["metadata"]["name"]))
-
-    watcher = asyncio.create_task(watch())
-    gate.close()
+    arrived = asyncio.Event()
+    watcher = asyncio.create_task(watched(client, since, 3600, seen, arrived))
+    glanced: list[tuple[str, str]] = []  # a watch that reads the log again at its deadline
+    glancer = asyncio.create_task(watched(client, since, 10, glanced))
+    disk.hold()
     writer = asyncio.create_task(client.create(CM, cm("pending")))
-    await gate.wait_entered()
+    await disk.held()
     revision = cluster.log.revision
     assert cluster.log.visible == revision - 1, "appended, not yet durable"
     assert cluster.store.get(CM, "default", "pending") is not None, "writers see it"
@@ -104,30 +87,28 @@ async def test_no_reader_sees_a_write_before_its_fsync_returns(tmp_path: Path,
     assert visible_names(cluster) == ["before"]
     listed, at = await client.snapshot(CM, "default")
     assert [o["metadata"]["name"] for o in listed] == ["before"] and at == revision - 1
-    await asyncio.sleep(0.05)
-    assert seen == [] and not writer.done()
+    await clock.advance(10)  # the glancer's deadline: it reads the log once more, and ends
+    await glancer
+    assert glanced == [] and seen == [] and not writer.done()
 
-    gate.opened.set()
+    disk.release()
     created = await writer
     assert created["metadata"]["resourceVersion"] == str(revision)
     assert (await client.get(CM, "pending", "default"))["metadata"]["name"] == "pending"
-    for _ in range(100):
-        if seen:
-            break
-        await asyncio.sleep(0.01)
+    await asyncio.wait_for(arrived.wait(), 10)  # the publish woke the waiting watcher
     assert seen == [("ADDED", "pending")]
     watcher.cancel()
     await cluster.close()
 
 
 async def test_a_group_commit_becomes_visible_before_any_writer_is_answered(
-        tmp_path: Path, gate: FsyncGate) -> None:
+        tmp_path: Path, disk: DiskFaults) -> None:
     cluster = durable_cluster(tmp_path)
     client = cluster.client("tester")
     assert cluster.wal is not None
-    gate.close()
+    disk.hold()
     first = asyncio.create_task(client.create(CM, cm("first")))
-    await gate.wait_entered()  # the first flush holds; these ride in the next one
+    await disk.held()  # the first flush holds; these ride in the next one
     answered_with: dict[str, list[str]] = {}
 
     async def write(name: str) -> None:
@@ -135,9 +116,10 @@ async def test_a_group_commit_becomes_visible_before_any_writer_is_answered(
         answered_with[name] = visible_names(cluster)  # read-your-write, at once
 
     rest = [asyncio.create_task(write(f"batch-{i}")) for i in range(20)]
-    await asyncio.sleep(0.01)
+    await asyncio.sleep(0)  # one turn of the loop: each writer appends in its first step
+    assert cluster.log.revision - cluster.log.visible == 21, "appended behind the held fsync"
     flushes = cluster.wal.flush_count
-    gate.opened.set()
+    disk.release()
     await first
     await asyncio.gather(*rest)
     assert cluster.wal.flush_count - flushes <= 2, "one fsync for the whole batch"
@@ -148,19 +130,21 @@ async def test_a_group_commit_becomes_visible_before_any_writer_is_answered(
 
 
 async def test_an_io_error_discards_the_unsynced_writes_and_refuses_more(
-        tmp_path: Path, gate: FsyncGate) -> None:
-    cluster = durable_cluster(tmp_path)
+        tmp_path: Path, disk: DiskFaults) -> None:
+    clock = VirtualClock()
+    cluster = durable_cluster(tmp_path, clock)
+    clock.add_probe(lambda: cluster.log.wake_pending)  # a resume probe under way, too
     client = cluster.client("tester")
     kept = await client.create(CM, cm("kept", "old"))
     await client.create(CM, cm("doomed-delete"))
     durable_revision = cluster.log.revision
-    gate.close()
-    gate.fail = OSError(errno.EIO, "Input/output error")
+    disk.hold()
+    disk.fsync_error = OSError(errno.EIO, "Input/output error")
     writes = [asyncio.create_task(client.create(CM, cm("lost"))),
               asyncio.create_task(client.update(CM, {**kept, "data": {"k": "new"}})),
               asyncio.create_task(client.delete(CM, "doomed-delete", "default"))]
-    await gate.wait_entered()
-    gate.opened.set()
+    await disk.held()
+    disk.release()
     results = await asyncio.gather(*writes, return_exceptions=True)
     for result in results:
         assert isinstance(result, ApiError) and result.code == 500, result
@@ -181,11 +165,12 @@ async def test_an_io_error_discards_the_unsynced_writes_and_refuses_more(
     assert (refused.value.code, refused.value.reason) == (503, "ServiceUnavailable")
     assert refused.value.retry_after == 1
 
-    gate.fail = None  # the device is back: the log probes and takes writes again
-    for _ in range(500):
-        if cluster.log.writable:
-            break
-        await asyncio.sleep(0.01)
+    await clock.advance(RESUME_INTERVAL)  # the probe finds the fault still there
+    assert not cluster.log.writable
+    disk.fsync_error = None  # the device is back: the next probe, on the clock, finds it so
+    await clock.advance(RESUME_INTERVAL / 2)
+    assert not cluster.log.writable
+    await clock.advance(RESUME_INTERVAL / 2)
     assert cluster.health() == [("log", True, "")]
     again = await client.create(CM, cm("after"))
     assert int(again["metadata"]["resourceVersion"]) == durable_revision + 1
@@ -200,10 +185,9 @@ async def test_an_io_error_discards_the_unsynced_writes_and_refuses_more(
 
 async def test_in_memory_nothing_waits() -> None:
     cluster = Cluster(ClusterConfig())
-    client = cluster.client("tester")
     kind = cluster.kinds.by_id(CM)
     assert kind is not None
-    cluster.registry.create(kind, "default", cm("now"), client._contexts["create"])
+    cluster.registry.create(kind, "default", cm("now"), RequestContext(user="tester"))
     assert cluster.log.visible == cluster.log.revision, "visible as it is appended"
     assert visible_names(cluster) == ["now"]
 

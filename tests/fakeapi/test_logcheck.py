@@ -10,6 +10,7 @@ import pytest
 
 from fakeapi.cli import main as cli
 from fakeapi.cluster import Cluster, ClusterConfig
+from fakeapi.registry.context import RequestContext
 from fakeapi.storage import logcheck
 from fakeapi.storage.wal import FILE_MAGIC, WriteAheadLog, ack_path, encode_record, read_ack
 
@@ -20,7 +21,8 @@ def make_log(data_dir: Path, configmaps: int = 5) -> int:
     cluster = Cluster(ClusterConfig(data_dir=data_dir, seed=1))
     kind = cluster.kinds.by_id("configmaps")
     assert kind is not None
-    ctx = cluster.client("tester")._contexts["create"]
+    ctx = RequestContext(user="tester", groups=("system:authenticated",),
+                         field_manager="tester", verb="create")  # what the client would use
     for i in range(configmaps):
         if cluster.store.get("configmaps", "default", f"cm-{i}") is None:
             cluster.registry.create(kind, "default", {"metadata": {"name": f"cm-{i}"}}, ctx)

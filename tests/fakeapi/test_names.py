@@ -7,7 +7,7 @@ import random
 import pytest
 
 from fakeapi.machinery import names
-from tests.conftest import KEY_NAME_MSG, LABEL_MSG, SUBDOMAIN_MSG, VALUE_MSG
+from tests.support.messages import KEY_NAME_MSG, LABEL_MSG, SUBDOMAIN_MSG, VALUE_MSG
 
 
 @pytest.mark.parametrize(("value", "want"), [

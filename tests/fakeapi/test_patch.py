@@ -124,4 +124,11 @@ def test_unsupported_patch_type_lists_accepted_types(strategic: bool,
     ({"b": [1, None], "a": True}, "map[a:true b:[1 <nil>]]"),
 ])
 def test_go_formatting_in_error_messages(value: Any, text: str) -> None:
-    assert p._go_v(value) == text
+    """Values in upstream's messages print as Go's %v: a list item without its merge key."""
+    pod = {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+    schema = schema_for("v1/Pod")
+    assert schema is not None
+    with pytest.raises(ApiError) as info:
+        p.strategic_merge_patch(pod, {"spec": {"containers": [{"x": value}]}}, schema)
+    assert (info.value.code, info.value.message) == (
+        400, f"map: map[x:{text}] does not contain declared merge key: name")

@@ -14,7 +14,7 @@ from fakeapi.machinery.selectors import (
     parse_label_selector,
 )
 from fakeapi.registry.kinds import KINDS
-from tests.conftest import KEY_NAME_MSG, VALUE_MSG
+from tests.support.messages import KEY_NAME_MSG, VALUE_MSG
 
 FIELDS = {k.resource_id: k.field_selectors for k in KINDS}
 """Each kind row's field-selector rules."""

@@ -26,6 +26,7 @@ from fakeapi.storage.wal import (
     WriteAheadLog,
     encode_record,
 )
+from tests.support.faults import DiskFaults
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = [b'{"type":"ADDED","rv":1}', b"", b"x" * 5000]
@@ -369,38 +370,32 @@ def test_flush_now_without_event_loop(tmp_path: Path) -> None:
 # -- I/O errors --------------------------------------------------------------------------------
 
 
-def failing_datasync(fd: int) -> None:
-    """An fsync that reports a lost write."""
-    raise OSError(errno.EIO, "Input/output error")
+FAULTS = {
+    "fsync-eio": ("fsync_error", OSError(errno.EIO, "Input/output error")),  # a lost write
+    # runs out of space half-way, leaving a partial batch on disk
+    "write-enospc": ("write_error", OSError(errno.ENOSPC, "No space left on device")),
+}
 
 
-def failing_write(fd: int, data: bytes) -> None:
-    """A write that runs out of space half-way, leaving a partial batch on disk."""
-    os.write(fd, data[: len(data) // 2])
-    raise OSError(errno.ENOSPC, "No space left on device")
-
-
-@pytest.mark.parametrize(
-    ("attr", "replacement"),
-    [("_datasync", failing_datasync), ("_write_all", failing_write)],
-    ids=["fsync-eio", "write-enospc"],
-)
+@pytest.mark.parametrize("fault", list(FAULTS))
 async def test_io_error_reaches_every_waiter_and_poisons_the_log(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, attr: str, replacement: Callable
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str
 ) -> None:
     path = tmp_path / "events.wal"
+    disk = DiskFaults(monkeypatch, path)
+    attr, error = FAULTS[fault]
     wal, _ = WriteAheadLog.open(path)
     durable = [wal.append(b"durable-%d" % i) for i in range(3)]
     await wal.sync(durable[-1])
     durable_size = path.stat().st_size
 
-    monkeypatch.setattr(wal_mod, attr, replacement)
+    setattr(disk, attr, error)
     lost = [wal.append(b"lost-%d" % i) for i in range(20)]
     results = await asyncio.gather(*(wal.sync(s) for s in lost), return_exceptions=True)
     assert all(isinstance(r, WalError) for r in results), results
     first = results[0]
     assert isinstance(first, WalError) and isinstance(first.__cause__, OSError)
-    monkeypatch.undo()
+    setattr(disk, attr, None)
 
     assert wal.durable_seq == durable[-1]
     await wal.sync(durable[1])  # what was durable stays acknowledged
@@ -410,9 +405,9 @@ async def test_io_error_reaches_every_waiter_and_poisons_the_log(
         wal.flush_now()
     assert path.stat().st_size == durable_size, "the failed batch must be cut from the file"
 
-    monkeypatch.setattr(wal_mod, attr, replacement)
+    setattr(disk, attr, error)
     assert not await wal.resume(), "the fault is still there: not writable"
-    monkeypatch.undo()
+    setattr(disk, attr, None)
     assert await wal.resume(), "the fault is gone: writable again"
     assert path.stat().st_size == durable_size, "the probe leaves nothing behind"
     seq = wal.append(b"after-resume")

@@ -71,7 +71,7 @@ def _brief(type_: str, item: Event | dict[str, Any]) -> str:
 
 def _setup() -> tuple[Store, VirtualClock]:
     clock = VirtualClock()
-    store = Store(log=EventLog(retention=RETENTION), clock=clock)
+    store = Store(log=EventLog(retention=RETENTION, clock=clock), clock=clock)
     clock.add_probe(lambda: store.log.wake_pending)
     return store, clock
 

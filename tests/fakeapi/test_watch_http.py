@@ -14,7 +14,7 @@ from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.http.app import create_app
 from fakeapi.machinery.clock import VirtualClock
 from fakeapi.registry.context import RequestContext
-from tests.fakeapi.test_api import (
+from tests.support.httpapi import (
     CM,
     CONTINUE_EXPIRED,
     NS,

@@ -16,7 +16,7 @@ import yaml
 from fakeapi.client import Client
 from fakeapi.controlplane import ControlPlane
 from kubelet_emu.metadata import read_stream
-from tests.kubelet_emu.harness import (
+from tests.support.emulated_nodes import (
     CLAIMS,
     CLASSES,
     SLICES,

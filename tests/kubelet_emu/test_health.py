@@ -14,7 +14,13 @@ from fakeapi.client import Client
 from fakeapi.controlplane import ControlPlane
 from fakeapi.machinery.clock import VirtualClock
 from fakeapi.machinery.errors import ApiError
-from tests.kubelet_emu.harness import CLAIMS, LEASES, WITH_SCHEDULING, device_index, emulated_plane
+from tests.support.emulated_nodes import (
+    CLAIMS,
+    LEASES,
+    WITH_SCHEDULING,
+    device_index,
+    emulated_plane,
+)
 
 DEVICE_FAULTS = "devicefaults.emulator.fakeapi.dev"
 NODE_FAULTS = "nodefaults.emulator.fakeapi.dev"

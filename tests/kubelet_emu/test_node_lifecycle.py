@@ -16,7 +16,7 @@ from fakeapi.controlplane import ControlPlane
 from fakeapi.machinery.clock import VirtualClock
 from fakeapi.machinery.errors import ApiError
 from kubelet_emu.node_lifecycle import NodeLifecycleController
-from tests.kubelet_emu.harness import condition, emulated_plane, present_condition
+from tests.support.emulated_nodes import condition, emulated_plane, present_condition
 
 NODE_FAULTS = "nodefaults.emulator.fakeapi.dev"
 COMPONENTS = "kubelet,node-lifecycle-controller,taint-eviction-controller"

@@ -9,7 +9,7 @@ from fakeapi.client import Client
 from fakeapi.controlplane import ControlPlane
 from fakeapi.machinery.clock import VirtualClock
 from fakeapi.machinery.timestamps import parse_time
-from tests.kubelet_emu.harness import (
+from tests.support.emulated_nodes import (
     CLASSES,
     LEASES,
     SLICES,

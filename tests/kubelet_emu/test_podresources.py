@@ -16,7 +16,7 @@ import pytest
 from fakeapi.client import Client
 from fakeapi.controlplane import ControlPlane
 from kubelet_emu import podresources as pr
-from tests.kubelet_emu.harness import CLAIMS, WITH_SCHEDULING, emulated_plane, kubelet_of
+from tests.support.emulated_nodes import CLAIMS, WITH_SCHEDULING, emulated_plane, kubelet_of
 
 GPU = "gpu.example.com"
 

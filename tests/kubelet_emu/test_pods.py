@@ -14,7 +14,7 @@ from fakeapi.controlplane import ControlPlane
 from fakeapi.machinery.clock import VirtualClock
 from fakeapi.machinery.errors import ApiError
 from fakeapi.printers.columns import summarize_pod
-from tests.kubelet_emu.harness import (
+from tests.support.emulated_nodes import (
     WITH_SCHEDULING,
     condition,
     emulated_plane,

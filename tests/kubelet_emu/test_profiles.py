@@ -13,7 +13,7 @@ import yaml
 
 from kubelet_emu.inventory import inventory, seeded_uuids
 from kubelet_emu.profile import ProfileError, load_profile, parse_profile, shipped_profiles
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 CASES = sorted((ROOT / "tests" / "data" / "kubelet_emu" / "invalid-profiles").glob("*.yaml"))
 

@@ -10,7 +10,7 @@ import yaml
 
 from kubelet_emu import shell
 from kubelet_emu.process import Process
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 CASES = yaml.safe_load((ROOT / "tests" / "data" / "kubelet_emu" / "shell.yaml").read_text())
 

@@ -15,8 +15,8 @@ import yaml
 from fakeapi.client import Client
 from fakeapi.controlplane import ControlPlane
 from kubelet_emu.profile import shipped_profiles
-from tests.conftest import ROOT
-from tests.kubelet_emu.harness import SLICES, emulated_plane
+from tests.support.emulated_nodes import SLICES, emulated_plane
+from tests.support.paths import ROOT
 
 GOLDEN = ROOT / "tests" / "data" / "kubelet_emu" / "golden"
 UPDATE = os.environ.get("FAKEAPI_UPDATE_GOLDEN") == "1"

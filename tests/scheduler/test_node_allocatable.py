@@ -15,8 +15,8 @@ import pytest
 from fakeapi.client import Client
 from fakeapi.controlplane import ControlPlane
 from scheduler.nodeallocatable import claim_status, containers_using, demand
-from tests.controllers.harness import running_plane
-from tests.scheduler.test_scheduler import CLAIMS, NS, condition, node, scheduled
+from tests.support.plane import running_plane
+from tests.support.scheduling import CLAIMS, NS, condition, node, scheduled
 
 Obj = dict[str, Any]
 CPU_DRIVER = "cpu.example.com"

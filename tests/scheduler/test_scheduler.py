@@ -15,12 +15,11 @@ from fakeapi.machinery.clock import VirtualClock
 from fakeapi.machinery.errors import ApiError
 from scheduler.cycle import SchedulingCycle
 from scheduler.scheduler import Scheduler
-from tests.controllers.harness import running_plane
+from tests.support.plane import running_plane
+from tests.support.scheduling import CLAIMS, NS, condition, node, scheduled
 
 Obj = dict[str, Any]
-CLAIMS = "resourceclaims.resource.k8s.io"
 DRIVER = "gpu.example.com"
-NS = "default"
 
 
 @pytest.fixture
@@ -32,12 +31,6 @@ async def plane() -> AsyncIterator[ControlPlane]:
 @pytest.fixture
 def admin(plane: ControlPlane) -> Client:
     return plane.cluster.client("test")
-
-
-def node(name: str, *, cpu: str = "4", labels: dict[str, str] | None = None) -> Obj:
-    return {"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
-                                                  **(labels or {})}},
-            "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"}}}
 
 
 def pod(name: str, *, cpu: str | None = None, claims: list[Obj] | None = None,
@@ -69,17 +62,6 @@ def gpu_slice(node_name: str, devices: int = 1, **device: Any) -> Obj:
 def claim(name: str, request: str = "gpu", class_name: str = DRIVER) -> Obj:
     return {"metadata": {"name": name, "namespace": NS}, "spec": {"devices": {"requests": [
         {"name": request, "exactly": {"deviceClassName": class_name}}]}}}
-
-
-async def scheduled(plane: ControlPlane, admin: Client, name: str) -> Obj:
-    await plane.settle()
-    return await admin.get("pods", name, NS)
-
-
-def condition(p: Obj) -> Obj | None:
-    """The pod's PodScheduled condition, or None."""
-    return next((c for c in (p.get("status") or {}).get("conditions") or []
-                 if c["type"] == "PodScheduled"), None)
 
 
 def scheduled_condition(p: Obj) -> Obj:

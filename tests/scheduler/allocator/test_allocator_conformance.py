@@ -4,66 +4,27 @@ from __future__ import annotations
 
 import copy
 import itertools
-from typing import Any
 
 import pytest
 
 from scheduler.allocator import (
-    AllocatedState,
     AllocationError,
-    ClaimUnschedulable,
     Diagnostics,
-    Inventory,
     NodeUnschedulable,
     allocate,
-    extended_resource_claim,
 )
-from tests.scheduler.allocator.cases import FIXED_SHARE_ID, Case, check_results, load_cases
+from tests.support.allocator_cases import (
+    ERRORS,
+    Case,
+    check_results,
+    claims_for,
+    inventory_for,
+    load_cases,
+    run,
+    state_for,
+)
 
 CASES = load_cases()
-ERRORS: dict[str, type[Exception]] = {"AllocationError": AllocationError,
-                                      "NodeUnschedulable": NodeUnschedulable,
-                                      "ClaimUnschedulable": ClaimUnschedulable}
-
-
-def inventory_for(case: Case) -> Inventory:
-    """An Inventory fed with the case's objects, as informer events would feed it."""
-    inv = Inventory(features=case.features)
-    for c in case.classes:
-        inv.set_class(c)
-    for s in case.slices:
-        inv.set_slice(s)
-    for r in case.taint_rules:
-        inv.set_taint_rule(r)
-    return inv
-
-
-def state_for(case: Case) -> AllocatedState:
-    """The devices in use, one allocated claim per entry."""
-    state = AllocatedState()
-    for i, allocation in enumerate(case.allocated):
-        state.add(f"allocated-{i}", allocation)
-    return state
-
-
-def claims_for(case: Case, inv: Inventory) -> list[dict[str, Any]]:
-    """The claims to allocate: the case's, then the pod's extended-resource claim (last, as
-    upstream orders it)."""
-    claims = list(case.claims)
-    if case.pod is not None:
-        special = extended_resource_claim(case.pod, inv, node=case.node)
-        if special is not None:
-            claims.append(special)
-    return claims
-
-
-def run(case: Case, inv: Inventory, state: AllocatedState, claims: list[dict[str, Any]],
-        diagnostics: Diagnostics | None = None) -> list[dict[str, Any]] | None:
-    """One allocate call; the share IDs it draws are the fixed one, as upstream's tests use."""
-    return allocate(claims=claims, node=case.node, inventory=inv, allocated=state,
-                    new_share_id=lambda: FIXED_SHARE_ID, diagnostics=diagnostics)
-
-
 def test_enough_cases() -> None:
     """The issue's bar: at least 150 cases, 30 of them end to end, names unique per file."""
     assert len(CASES) >= 150

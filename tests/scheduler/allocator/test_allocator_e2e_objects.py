@@ -8,10 +8,12 @@ import pytest
 
 from fakeapi.cluster import Cluster, ClusterConfig
 from scheduler.allocator import AllocationError, NodeUnschedulable
-from tests.scheduler.allocator.cases import Case, check_results, e2e_cases
-from tests.scheduler.allocator.test_allocator_conformance import (
+from tests.support.allocator_cases import (
     ERRORS,
+    Case,
+    check_results,
     claims_for,
+    e2e_cases,
     inventory_for,
     run,
     state_for,

@@ -1,5 +1,5 @@
-"""Shared set-up of the node-emulator tests: a control plane on a virtual clock with the
-emulated kubelets (and whichever other components a test needs), started and settled."""
+"""A control plane on a virtual clock with the emulated kubelets (and whichever other
+components a test needs), started and settled, and what the node-emulator tests read of it."""
 
 from __future__ import annotations
 

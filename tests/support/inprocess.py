@@ -20,9 +20,8 @@ from fakeapi.controlplane import ControlPlane
 from fakeapi.http.app import create_app
 from fakeapi.machinery.clock import VirtualClock
 from kubelet_emu.settings import EmulatorSettings
-from tests.conftest import SEED_GATES, Kubectl
-
-GATES = {item.split("=")[0]: item.split("=")[1] == "true" for item in SEED_GATES.split(",")}
+from tests.support.kubectl import Kubectl
+from tests.support.seeds import SEED_GATE_MAP
 
 
 class Session:
@@ -52,7 +51,7 @@ async def serving(tmp_path: Path, kubectl_binary: str, components: str,
                   emulator: EmulatorSettings | None = None) -> AsyncIterator[Session]:
     """An in-process server on a virtual clock running `components`, and kubectl for it."""
     clock = VirtualClock()
-    plane = ControlPlane(ClusterConfig(feature_gates=GATES, seed=9), clock=clock,
+    plane = ControlPlane(ClusterConfig(feature_gates=SEED_GATE_MAP, seed=9), clock=clock,
                          components=components, emulator=emulator)
     app = create_app(plane.cluster, authenticator=authn.Authenticator(fallback=authn.UNSECURED),
                      checks=plane.health, metrics=plane.metrics_text)

@@ -39,9 +39,20 @@ from typing import Any
 import yaml
 
 from fakeapi.machinery.quantity import parse_quantity
-from scheduler.allocator import AllocatorFeatures
+from scheduler.allocator import (
+    AllocatedState,
+    AllocationError,
+    AllocatorFeatures,
+    ClaimUnschedulable,
+    Diagnostics,
+    Inventory,
+    NodeUnschedulable,
+    allocate,
+    extended_resource_claim,
+)
+from tests.support import paths
 
-DATA = Path(__file__).resolve().parents[2] / "data" / "allocator"
+DATA = paths.DATA / "allocator"
 NAMESPACE = "default"
 FIXED_SHARE_ID = "aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa"
 """Share IDs are random; as upstream's tests do, results are compared with this one instead."""
@@ -373,3 +384,46 @@ def check_results(actual: list[Obj] | None, expected: list[Obj] | None) -> None:
     for got, want in zip(actual, expected, strict=True):
         ordered = bool((want.get("devices") or {}).get("config"))
         assert normalize(got, ordered=ordered) == normalize(want, ordered=ordered)
+
+
+ERRORS: dict[str, type[Exception]] = {"AllocationError": AllocationError,
+                                      "NodeUnschedulable": NodeUnschedulable,
+                                      "ClaimUnschedulable": ClaimUnschedulable}
+
+
+def inventory_for(case: Case) -> Inventory:
+    """An Inventory fed with the case's objects, as informer events would feed it."""
+    inv = Inventory(features=case.features)
+    for c in case.classes:
+        inv.set_class(c)
+    for s in case.slices:
+        inv.set_slice(s)
+    for r in case.taint_rules:
+        inv.set_taint_rule(r)
+    return inv
+
+
+def state_for(case: Case) -> AllocatedState:
+    """The devices in use, one allocated claim per entry."""
+    state = AllocatedState()
+    for i, allocation in enumerate(case.allocated):
+        state.add(f"allocated-{i}", allocation)
+    return state
+
+
+def claims_for(case: Case, inv: Inventory) -> list[dict[str, Any]]:
+    """The claims to allocate: the case's, then the pod's extended-resource claim (last, as
+    upstream orders it)."""
+    claims = list(case.claims)
+    if case.pod is not None:
+        special = extended_resource_claim(case.pod, inv, node=case.node)
+        if special is not None:
+            claims.append(special)
+    return claims
+
+
+def run(case: Case, inv: Inventory, state: AllocatedState, claims: list[dict[str, Any]],
+        diagnostics: Diagnostics | None = None) -> list[dict[str, Any]] | None:
+    """One allocate call; the share IDs it draws are the fixed one, as upstream's tests use."""
+    return allocate(claims=claims, node=case.node, inventory=inv, allocated=state,
+                    new_share_id=lambda: FIXED_SHARE_ID, diagnostics=diagnostics)

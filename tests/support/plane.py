@@ -1,5 +1,5 @@
-"""Shared set-up of the controller tests: a control plane on a virtual clock with only the
-components under test, started and settled."""
+"""A control plane on a virtual clock with only the components under test, started and
+settled (the controller and scheduler tests' set-up), and a way to stop one mid-way."""
 
 from __future__ import annotations
 

@@ -27,7 +27,8 @@ import orjson
 from fakeapi.storage.log import Event
 from fakeapi.storage.logcheck import log_path
 from fakeapi.storage.wal import scan_file
-from tests.conftest import ServerProcess, start_server
+from tests.support.processes import ServerProcess, start_server
+from tests.support.waiting import poll_async
 
 WRITERS = 24
 CM = "/api/v1/namespaces/default/configmaps"
@@ -109,11 +110,8 @@ async def _burst_and_kill(url: str, pid_kill: Callable[[], None], tag: str, ledg
         await asyncio.wait_for(started.wait(), 30)
         writers = [asyncio.create_task(_writer(s, url, f"{tag}w{w}", ledger, stop, counts))
                    for w in range(WRITERS)]
-        for _ in range(6000):  # ≤ 60 s
-            if counts["acked"] >= target:
-                break
-            await asyncio.sleep(0.01)
-        assert counts["acked"] >= target, f"only {counts['acked']} of {target} writes acked"
+        await poll_async(lambda: counts["acked"], until=lambda acked: acked >= target,
+                         timeout=60, interval=0.01, what=f"{target} acknowledged writes")
         pid_kill()  # mid-burst: writes are in flight, some half-written to the log
         stop.set()
         await asyncio.gather(*writers, watcher)

@@ -1,0 +1,83 @@
+"""Child processes: a real `fakeapi serve`, and reading a child's output line by line."""
+
+from __future__ import annotations
+
+import dataclasses
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO
+
+from tests.support.paths import ROOT
+
+
+class LineReader:
+    """Reads a child process's output lines on a thread, so that a test can wait for the line
+    it expects (with a deadline) instead of sleeping for a fixed time."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.lines: list[str] = []
+        self._eof = False
+        self._changed = threading.Condition()
+        self._thread = threading.Thread(target=self._pump, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _pump(self, stream: IO[str]) -> None:
+        for line in stream:
+            with self._changed:
+                self.lines.append(line.rstrip("\n"))
+                self._changed.notify_all()
+        with self._changed:
+            self._eof = True
+            self._changed.notify_all()
+
+    def wait_for(self, done: Callable[[list[str]], bool], timeout: float = 30) -> list[str]:
+        """Block until `done(lines so far)` holds; fail at the deadline or at end of output."""
+        with self._changed:
+            self._changed.wait_for(lambda: done(self.lines) or self._eof, timeout)
+            if not done(self.lines):
+                state = "output ended" if self._eof else f"nothing after {timeout} s"
+                raise AssertionError(f"{state}; lines so far: {self.lines}")
+            return list(self.lines)
+
+    def rest(self, timeout: float = 30) -> list[str]:
+        """Every line, once the output has ended (the process has exited or closed it)."""
+        self._thread.join(timeout)
+        assert not self._thread.is_alive(), f"output still open after {timeout} s"
+        return list(self.lines)
+
+
+@dataclasses.dataclass
+class ServerProcess:
+    """A running `fakeapi serve` child process."""
+
+    proc: subprocess.Popen[str]
+    url: str
+    kubeconfig: Path
+    data_dir: Path
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 10) -> int:
+        """Signal the server and wait for it to exit; returns the exit code."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        return self.proc.wait(timeout)
+
+
+def start_server(data_dir: Path, *extra: str, http: bool = False) -> ServerProcess:
+    """Start a server on a free loopback port and wait for its ready line."""
+    args = [sys.executable, "-m", "fakeapi.cli", "serve", "--port", "0", "--data-dir",
+            str(data_dir), *extra]
+    if http:
+        args.append("--http")
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=ROOT)
+    assert proc.stdout is not None and proc.stderr is not None
+    line = proc.stdout.readline()
+    if not line.startswith("fakeapi ready at "):
+        proc.kill()
+        raise RuntimeError(f"server failed to start: {line}{proc.stderr.read()}")
+    url, _, kubeconfig = line.removeprefix("fakeapi ready at ").strip().partition(" kubeconfig=")
+    return ServerProcess(proc, url, Path(kubeconfig), data_dir)
