@@ -28,14 +28,14 @@ import kubelet_emu.example_config as ex
 from fakeapi.client import Client
 from fakeapi.clock import Clock, Timer, rfc3339
 from fakeapi.errors import ApiError
-from kubelet_emu.inventory import Inventory, cpu_capacity_key
+from kubelet_emu.inventory import DriverPool, cpu_capacity_key
 from kubelet_emu.metadata import MetadataWriter
 from kubelet_emu.plugin import (
     Claim,
-    Device,
     DeviceHealth,
-    Health,
+    HealthStatus,
     HealthStream,
+    PreparedDevice,
     PrepareResult,
     base_request,
 )
@@ -58,14 +58,14 @@ class Prepared:
 
     claim: Claim
     results: list[Obj]
-    devices: tuple[Device, ...]
+    devices: tuple[PreparedDevice, ...]
 
 
 @dataclasses.dataclass
 class DeviceState:
     """One device's health as the driver sees it."""
 
-    health: Health = Health.HEALTHY
+    health: HealthStatus = HealthStatus.HEALTHY
     message: str = ""
     reporting: bool = True
 
@@ -73,7 +73,7 @@ class DeviceState:
 class FakeDriver:
     """One fake driver on one node (see the module docstring)."""
 
-    def __init__(self, *, inv: Inventory, root: Path, client: Client, clock: Clock,
+    def __init__(self, *, inv: DriverPool, root: Path, client: Client, clock: Clock,
                  cached: Callable[[str, str], Obj | None] | None = None) -> None:
         self.inventory = inv
         self.cached = cached
@@ -165,7 +165,7 @@ class FakeDriver:
             return claim
         return await self.client.get(CLAIMS, ref.name, ref.namespace)
 
-    async def _prepare(self, ref: Claim) -> tuple[Device, ...]:
+    async def _prepare(self, ref: Claim) -> tuple[PreparedDevice, ...]:
         claim = await self._read_claim(ref)
         if claim["metadata"]["uid"] != ref.uid:
             raise ex.ConfigError(f"claim {ref.namespace}/{ref.name} has UID "
@@ -198,11 +198,12 @@ class FakeDriver:
             by_request.setdefault(r["request"], []).append(self._metadata_device(r))
         meta_ids = self.metadata.write(claim, by_request)
         devices = tuple(
-            Device(request_names=(r["request"],), pool_name=r["pool"], device_name=r["device"],
-                   cdi_device_ids=tuple(x for x in (
-                       self.common_device, device_ids[i],
-                       meta_ids.get(base_request(r["request"]))) if x),
-                   share_id=r.get("shareID"))
+            PreparedDevice(request_names=(r["request"],), pool_name=r["pool"],
+                           device_name=r["device"],
+                           cdi_device_ids=tuple(x for x in (
+                               self.common_device, device_ids[i],
+                               meta_ids.get(base_request(r["request"]))) if x),
+                           share_id=r.get("shareID"))
             for i, r in enumerate(results))
         self.prepared[uid] = Prepared(ref, results, devices)
         if self.driver.type == "example-gpu" and self.driver.device_status and results:
@@ -398,7 +399,7 @@ class FakeDriver:
                 self._streams.remove(stream)
         return stop
 
-    def set_health(self, device: str, health: Health, message: str = "",
+    def set_health(self, device: str, health: HealthStatus, message: str = "",
                    reporting: bool = True) -> None:
         """A fault (or its end) on one device; streamed at once."""
         state = self.devices.get(device)

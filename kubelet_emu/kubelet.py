@@ -38,7 +38,7 @@ from kubelet_emu.drivers import FakeDriver
 from kubelet_emu.health import DeviceKey, HealthCache, resource_status
 from kubelet_emu.inventory import inventory
 from kubelet_emu.node_state import NodeState
-from kubelet_emu.plugin import Claim, Health
+from kubelet_emu.plugin import Claim, HealthStatus
 from kubelet_emu.pods import PodRecord, PodWorker, claim_refs, devices_for
 from kubelet_emu.profile import DriverProfile, NodeProfile, ProfileError, load_profile
 from kubelet_emu.settings import (
@@ -110,7 +110,7 @@ class Kubelet(Controller[Key]):
         self.health = HealthCache(self.clock, self._health_changed)
         self.classes_done: set[str] = set()
         self.pods = PodWorker(self)
-        self._cdi: dict[str, cdi.Registry] = {}
+        self._cdi: dict[str, cdi.SpecCache] = {}
         self._servers: dict[str, Any] = {}
         self._clients: dict[tuple[str, str | None], Any] = {}
 
@@ -334,7 +334,7 @@ class Kubelet(Controller[Key]):
                 node = await client.get(NODES, name)
         state.uid = node["metadata"]["uid"]
         self.nodes[name] = state
-        client.serve_pod_streams(name, streams.NodeStreams(
+        client.serve_pod_streams(name, streams.KubeletStreams(
             node=name, clock=self.clock, find=self._container,
             read_log=lambda ns, pod, c, previous, timestamps: self.container_log(
                 ns, pod, c, previous=previous, timestamps=timestamps)))
@@ -375,11 +375,11 @@ class Kubelet(Controller[Key]):
         """The node's root folder: `<state>/nodes/<node>`."""
         return self.settings.root() / "nodes" / node
 
-    def cdi_registry(self, node: str) -> cdi.Registry:
+    def cdi_registry(self, node: str) -> cdi.SpecCache:
         """The container runtime's view of the node's CDI specs."""
         registry = self._cdi.get(node)
         if registry is None:
-            registry = self._cdi[node] = cdi.Registry(self.node_root(node) / "var" / "run"
+            registry = self._cdi[node] = cdi.SpecCache(self.node_root(node) / "var" / "run"
                                                       / "cdi")
         return registry
 
@@ -434,7 +434,7 @@ class Kubelet(Controller[Key]):
         state = self.nodes.get(name)
         if state is None:
             return
-        wanted: dict[tuple[str, str], tuple[Health, str, bool]] = {}
+        wanted: dict[tuple[str, str], tuple[HealthStatus, str, bool]] = {}
         soonest: float | None = None
         for fault in sorted(self.device_faults.cache.by_index("node", name),
                             key=lambda f: (f["metadata"]["creationTimestamp"],
@@ -447,12 +447,12 @@ class Kubelet(Controller[Key]):
             spec = fault["spec"]
             stop = spec.get("mode") == "StopReporting"
             wanted[(spec["driver"], spec["device"])] = (
-                Health.UNHEALTHY if not stop else Health.HEALTHY,
+                HealthStatus.UNHEALTHY if not stop else HealthStatus.HEALTHY,
                 "" if stop else str(spec.get("message") or ""), not stop)
         for driver, plugin in state.plugins.items():
             for device, current in plugin.devices.items():
                 health, message, reporting = wanted.get((driver, device),
-                                                        (Health.HEALTHY, "", True))
+                                                        (HealthStatus.HEALTHY, "", True))
                 if (current.health, current.message, current.reporting) != (
                         health, message, reporting):
                     plugin.set_health(device, health, message, reporting)

@@ -8,7 +8,7 @@ from typing import Any
 
 import kubelet_emu.nodes as nodes
 from kubelet_emu.drivers import FakeDriver
-from kubelet_emu.inventory import Inventory
+from kubelet_emu.inventory import DriverPool
 from kubelet_emu.profile import DriverProfile, NodeProfile
 
 Obj = dict[str, Any]
@@ -24,7 +24,7 @@ class NodeState:
     emulated: bool
     """Registered by the emulator (else adopted: created by a client)."""
     uid: str = ""
-    inventories: dict[str, Inventory] = dataclasses.field(default_factory=dict)
+    inventories: dict[str, DriverPool] = dataclasses.field(default_factory=dict)
     lease: Obj | None = None
     """The Lease as last written (its resourceVersion saves a read per renewal)."""
     written: dict[str, dict[str, str]] = dataclasses.field(default_factory=dict)

@@ -24,7 +24,7 @@ class Claim:
 
 
 @dataclasses.dataclass(frozen=True)
-class Device:
+class PreparedDevice:
     """dra.v1.Device: one prepared device and the CDI devices that make it usable."""
 
     request_names: tuple[str, ...]
@@ -38,11 +38,11 @@ class Device:
 class PrepareResult:
     """dra.v1.NodePrepareResourceResponse: the devices, or an error."""
 
-    devices: tuple[Device, ...] = ()
+    devices: tuple[PreparedDevice, ...] = ()
     error: str = ""
 
 
-class Health(enum.IntEnum):
+class HealthStatus(enum.IntEnum):
     """dra-health.v1.HealthStatus."""
 
     UNKNOWN = 0
@@ -61,7 +61,7 @@ class DeviceHealth:
 
     pool_name: str
     device_name: str
-    health: Health
+    health: HealthStatus
     last_updated_time: int
     """Unix seconds."""
     health_check_timeout_seconds: int = 0

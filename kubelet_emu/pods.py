@@ -33,7 +33,7 @@ from fakeapi.clock import Clock, parse_time, rfc3339
 from fakeapi.errors import ApiError
 from fakeapi.runtime.workqueue import Retry, WorkQueue
 from kubelet_emu.node_state import NodeState
-from kubelet_emu.plugin import Claim, Device
+from kubelet_emu.plugin import Claim, PreparedDevice
 from kubelet_emu.process import Process, Progress
 from kubelet_emu.settings import KUBELET_ACCOUNT, RUN_SECONDS_ANNOTATION
 
@@ -68,7 +68,7 @@ class Host(Protocol):
 
     def node_client(self, account: str, node: str | None) -> Any: ...
     def node_root(self, node: str) -> Path: ...
-    def cdi_registry(self, node: str) -> cdi.Registry: ...
+    def cdi_registry(self, node: str) -> cdi.SpecCache: ...
     def allocate_slot(self, state: NodeState, uid: str) -> int: ...
     def release_slot(self, state: NodeState, uid: str) -> None: ...
     def health_for(self, record: PodRecord) -> dict[str, list[Obj]]: ...
@@ -81,13 +81,13 @@ class NotReady(Exception):
 
 
 @dataclasses.dataclass
-class PodClaim:
+class PreparedClaim:
     """One of the pod's claims on the node, resolved and prepared."""
 
     pod_claim: str
     """The pod's name for it (spec.resourceClaims[].name)."""
     claim: Claim
-    devices: dict[str, tuple[Device, ...]] = dataclasses.field(default_factory=dict)
+    devices: dict[str, tuple[PreparedDevice, ...]] = dataclasses.field(default_factory=dict)
     """Prepared devices by driver."""
 
 
@@ -128,7 +128,7 @@ class PodRecord:
     namespace: str
     name: str
     node: str
-    claims: list[PodClaim]
+    claims: list[PreparedClaim]
     slot: int
     ip: str
     started: str
@@ -237,7 +237,7 @@ def check_claims(pod: Obj, lookup: Any) -> list[tuple[str, Obj]]:
     return out
 
 
-def devices_for(claim: PodClaim, request: str) -> list[tuple[str, Device]]:
+def devices_for(claim: PreparedClaim, request: str) -> list[tuple[str, PreparedDevice]]:
     """(driver, device) of a claim's prepared devices, or of those of one request
     (subrequests included) when `request` is given."""
     return [(driver, d) for driver, devices in claim.devices.items() for d in devices
@@ -245,7 +245,7 @@ def devices_for(claim: PodClaim, request: str) -> list[tuple[str, Device]]:
                                   for r in d.request_names)]
 
 
-def container_cdi_devices(container: Obj, claims: Sequence[PodClaim],
+def container_cdi_devices(container: Obj, claims: Sequence[PreparedClaim],
                           mappings: Sequence[Obj] = ()) -> tuple[str, ...]:
     """The CDI devices of a container's claims (all of a claim's devices, or those of the
     request it names, subrequests included) and of the special claim's requests `mappings`
@@ -562,7 +562,7 @@ class PodWorker:
         return out
 
     async def _prepare(self, pod: Obj, state: NodeState,
-                       claims: list[tuple[str, Obj]]) -> list[PodClaim] | None:
+                       claims: list[tuple[str, Obj]]) -> list[PreparedClaim] | None:
         """Prepare each claim with its drivers (NodePrepareResources); None after a failure
         (an event says why; the pod is retried)."""
         out = []
@@ -571,7 +571,7 @@ class PodWorker:
             ref = Claim(namespace=meta["namespace"], uid=meta["uid"], name=meta["name"])
             results = claim["status"]["allocation"].get("devices", {}).get("results") or []
             drivers = sorted({r["driver"] for r in results})
-            prepared = PodClaim(pod_claim=pod_claim, claim=ref)
+            prepared = PreparedClaim(pod_claim=pod_claim, claim=ref)
             for driver in drivers:
                 plugin = state.plugins.get(driver)
                 if plugin is None:

@@ -32,7 +32,7 @@ class Container:
     run: ContainerRun
 
 
-class NodeStreams:
+class KubeletStreams:
     """The `NodeStreams` of one emulated node: logs and exec of the pods it runs."""
 
     def __init__(self, *, node: str, clock: Clock,
