@@ -35,11 +35,14 @@ from fakeapi.errors import ApiError
 from fakeapi.runtime.component import ComponentContext, Controller
 from fakeapi.runtime.informer import object_key
 from kubelet_emu.drivers import FakeDriver
-from kubelet_emu.health import DeviceKey, HealthCache, resource_status
+from kubelet_emu.health import DeviceKey, HealthCache
 from kubelet_emu.inventory import inventory
 from kubelet_emu.node_state import NodeState
 from kubelet_emu.plugin import Claim, HealthStatus
-from kubelet_emu.pods import PodRecord, PodWorker, claim_refs, devices_for
+from kubelet_emu.pod_claims import claim_refs, devices_for
+from kubelet_emu.pod_records import PodRecord
+from kubelet_emu.pod_status import allocated_resources_status
+from kubelet_emu.pods import PodWorker
 from kubelet_emu.profile import DriverProfile, NodeProfile, ProfileError, load_profile
 from kubelet_emu.settings import (
     INSTALLER_ACCOUNT,
@@ -397,26 +400,10 @@ class Kubelet(Controller[Key]):
         state.slots.pop(uid, None)
 
     def health_for(self, record: PodRecord) -> dict[str, list[Obj]]:
-        """Per container: its allocatedResourcesStatus, one entry per claim reference
-        (`claim:<pod claim>` or `claim:<pod claim>/<request>`) with its devices' health."""
-        by_name = {c.pod_claim: c for c in record.claims}
-        out: dict[str, list[Obj]] = {}
-        for run in record.containers:
-            entries = []
-            for ref in (run.spec.get("resources") or {}).get("claims") or []:
-                claim = by_name.get(ref.get("name"))
-                if claim is None:
-                    continue
-                request = ref.get("request") or ""
-                keys = list(dict.fromkeys((driver, d.pool_name, d.device_name)
-                                          for driver, d in devices_for(claim, request)))
-                if keys:
-                    name = f"claim:{claim.pod_claim}" + (f"/{request}" if request else "")
-                    entries.append(resource_status(
-                        name, [(k, *self.health.get(record.node, k)) for k in keys]))
-            if entries:
-                out[run.name] = entries
-        return out
+        """Per container: its allocatedResourcesStatus (see
+        `pod_status.allocated_resources_status`)."""
+        return allocated_resources_status(record, functools.partial(self.health.get,
+                                                                    record.node))
 
     # ----- faults -----------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
-"""Running pods on an emulated node, as upstream's kubelet does (pod workers, the DRA
-manager, the status manager):
+"""The pod worker: running pods on an emulated node, as upstream's kubelet does (pod
+workers, the DRA manager, the status manager):
 
 1. admission: every claim of the pod exists, is allocated and reserved for the pod (or its
    PodGroup); until then the pod stays Pending, its containers waiting in ContainerCreating;
@@ -15,14 +15,14 @@ Containers exit when their command does (restartPolicy decides what follows: Suc
 Failed, or a restart after a CrashLoopBackOff delay). Graceful deletion: SIGTERM, SIGKILL at
 the end of the grace period, claims unprepared, the final status, then the pod is deleted
 with grace 0 (upstream's status manager).
+
+What the status, the environment and the claims are is computed by the pure modules
+`pod_status`, `container_env` and `pod_claims`; this module holds what changes.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import logging
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -32,8 +32,28 @@ import kubelet_emu.shell as shell
 from fakeapi.clock import Clock, parse_time, rfc3339
 from fakeapi.errors import ApiError
 from fakeapi.runtime.workqueue import Retry, WorkQueue
+from kubelet_emu.container_env import config_map_names, container_env, view_lines
 from kubelet_emu.node_state import NodeState
-from kubelet_emu.plugin import Claim, PreparedDevice
+from kubelet_emu.plugin import Claim
+from kubelet_emu.pod_claims import (
+    NotReady,
+    PreparedClaim,
+    check_claims,
+    claim_names,
+    claims_by_driver,
+    container_cdi_devices,
+    request_mappings,
+)
+from kubelet_emu.pod_records import ContainerRun, PodRecord
+from kubelet_emu.pod_status import (
+    container_id,
+    crash_loop_delay,
+    pending_status,
+    phase_of,
+    pod_status,
+    restarts_after_exit,
+    terminated_state,
+)
 from kubelet_emu.process import Process, Progress
 from kubelet_emu.settings import KUBELET_ACCOUNT, RUN_SECONDS_ANNOTATION
 
@@ -42,19 +62,6 @@ log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 CLAIMS = "resourceclaims.resource.k8s.io"
 PODS = "pods"
-DEFAULT_GRACE = 30
-BACKOFF_BASE, BACKOFF_MAX = 10.0, 300.0
-"""Upstream's CrashLoopBackOff: 10 s doubling up to 5 min."""
-SERVICE_ENV = {
-    "KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443",
-    "KUBERNETES_SERVICE_PORT_HTTPS": "443", "KUBERNETES_PORT": "tcp://10.96.0.1:443",
-    "KUBERNETES_PORT_443_TCP": "tcp://10.96.0.1:443", "KUBERNETES_PORT_443_TCP_PROTO": "tcp",
-    "KUBERNETES_PORT_443_TCP_PORT": "443", "KUBERNETES_PORT_443_TCP_ADDR": "10.96.0.1"}
-"""The `kubernetes` service's environment every container gets (service links)."""
-KUBELET_CONDITIONS = frozenset({"PodReadyToStartContainers", "Initialized", "Ready",
-                                "ContainersReady"})
-"""Same as upstream's PodConditionByKubelet: the pod conditions the kubelet writes."""
-IMAGE_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 
 
 class Host(Protocol):
@@ -74,393 +81,6 @@ class Host(Protocol):
     def health_for(self, record: PodRecord) -> dict[str, list[Obj]]: ...
     async def event(self, node: str, obj: Obj, reason: str, message: str, *,
                     warning: bool = False) -> None: ...
-
-
-class NotReady(Exception):
-    """The pod can't start yet; the message says why (it shows in an event and the log)."""
-
-
-@dataclasses.dataclass
-class PreparedClaim:
-    """One of the pod's claims on the node, resolved and prepared."""
-
-    pod_claim: str
-    """The pod's name for it (spec.resourceClaims[].name)."""
-    claim: Claim
-    devices: dict[str, tuple[PreparedDevice, ...]] = dataclasses.field(default_factory=dict)
-    """Prepared devices by driver."""
-
-
-@dataclasses.dataclass
-class ContainerRun:
-    """One container of a running pod: its current run and history."""
-
-    spec: Obj
-    init: bool
-    process: Process | None = None
-    restarts: int = 0
-    started_at: str = ""
-    finished_at: str = ""
-    exit_code: int | None = None
-    last_state: Obj | None = None
-    waiting_reason: str = "ContainerCreating"
-    wake_at: float | None = None
-    """Monotonic clock time the process must be resumed at."""
-    container_id: str = ""
-    cdi_devices: tuple[str, ...] = ()
-
-    @property
-    def name(self) -> str:
-        """The container's name."""
-        return str(self.spec["name"])
-
-    @property
-    def running(self) -> bool:
-        """Started and not exited."""
-        return bool(self.started_at) and self.exit_code is None
-
-
-@dataclasses.dataclass
-class PodRecord:
-    """What the kubelet keeps about a pod it runs."""
-
-    uid: str
-    namespace: str
-    name: str
-    node: str
-    claims: list[PreparedClaim]
-    slot: int
-    ip: str
-    started: str
-    init: list[ContainerRun]
-    containers: list[ContainerRun]
-    restart_policy: str
-    mappings: tuple[Obj, ...] = ()
-    """The special claim's request mappings (see `request_mappings`)."""
-    terminating: bool = False
-    kill_at: float | None = None
-    finished: bool = False
-    """Terminal phase reached (claims unprepared)."""
-    last_status: Obj | None = None
-    health: dict[str, list[Obj]] | None = None
-    """allocatedResourcesStatus as last written; kept once the pod has terminated."""
-    timer: Any = None
-
-    def runs(self) -> list[ContainerRun]:
-        """Init containers, then containers."""
-        return [*self.init, *self.containers]
-
-
-# ----- claims ----------------------------------------------------------------------------
-
-
-EXTENDED_CLAIM = ""
-"""The pod claim name the kubelet gives the special claim of a pod's DRA-backed extended
-resources (pod claim names are DNS labels, never empty)."""
-
-
-def request_mappings(pod: Obj) -> tuple[Obj, ...]:
-    """`status.extendedResourceClaimStatus.requestMappings`: which request of the special
-    claim serves which container's extended resource."""
-    status = (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
-    return tuple(m for m in status.get("requestMappings") or () if isinstance(m, dict))
-
-
-def claim_refs(container: Obj, mappings: Sequence[Obj]) -> list[tuple[str, str]]:
-    """(pod claim, request or "") per claim a container uses (`resources.claims`), then the
-    special claim's requests mapped to it, as upstream's DRA manager resolves the claims of
-    a container with extended resources."""
-    refs = [(str(r.get("name") or ""), str(r.get("request") or ""))
-            for r in (container.get("resources") or {}).get("claims") or []]
-    refs += [(EXTENDED_CLAIM, str(m.get("requestName") or ""))
-             for m in mappings if m.get("containerName") == container.get("name")]
-    return refs
-
-
-def claim_names(pod: Obj) -> list[tuple[str, str | None]]:
-    """(pod claim name, ResourceClaim name) per pod claim; the name is None for a template
-    claim whose ResourceClaim doesn't exist yet. Claims the status says aren't needed
-    (a status entry without resourceClaimName) are left out. The special claim of the
-    pod's extended resources (`status.extendedResourceClaimStatus`, written by the scheduler
-    before it binds) comes last, as EXTENDED_CLAIM."""
-    statuses = {s.get("name"): s for s in (pod.get("status") or {}).get(
-        "resourceClaimStatuses") or []}
-    out: list[tuple[str, str | None]] = []
-    for rc in (pod.get("spec") or {}).get("resourceClaims") or []:
-        if rc.get("resourceClaimName"):
-            out.append((rc["name"], rc["resourceClaimName"]))
-        elif rc.get("resourceClaimTemplateName"):
-            status = statuses.get(rc["name"])
-            if status is None:
-                out.append((rc["name"], None))
-            elif status.get("resourceClaimName"):
-                out.append((rc["name"], status["resourceClaimName"]))
-    extended = ((pod.get("status") or {}).get("extendedResourceClaimStatus") or {}).get(
-        "resourceClaimName")
-    if extended:
-        out.append((EXTENDED_CLAIM, extended))
-    return out
-
-
-def reserved_for_pod(claim: Obj, pod: Obj) -> bool:
-    """Same as upstream's kubelet check: the claim is reserved for this pod, or (workload
-    claims) for the pod's PodGroup."""
-    meta = pod["metadata"]
-    group = ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
-    for ref in (claim.get("status") or {}).get("reservedFor") or []:
-        if ref.get("resource") == "pods" and ref.get("uid") == meta["uid"]:
-            return True
-        if group and ref.get("resource") == "podgroups" and ref.get("name") == group:
-            return True
-    return False
-
-
-def check_claims(pod: Obj, lookup: Any) -> list[tuple[str, Obj]]:
-    """The pod's claims, each allocated and reserved for it; NotReady says what is missing."""
-    ns = pod["metadata"]["namespace"]
-    out = []
-    for pod_claim, name in claim_names(pod):
-        if name is None:
-            raise NotReady(f"waiting for the ResourceClaim of pod claim {pod_claim} to be "
-                           "created")
-        claim = lookup(name, ns)
-        if claim is None:
-            raise NotReady(f'failed to fetch ResourceClaim {name} referenced by pod {ns}/'
-                           f'{pod["metadata"]["name"]}: resourceclaim.resource.k8s.io '
-                           f'"{name}" not found')
-        if not (claim.get("status") or {}).get("allocation"):
-            raise NotReady(f"claim {ns}/{name} is not allocated")
-        if not reserved_for_pod(claim, pod):
-            raise NotReady(f"pod {pod['metadata']['name']} ({pod['metadata']['uid']}) is not "
-                           f"allowed to use ResourceClaim {ns}/{name}")
-        out.append((pod_claim, claim))
-    return out
-
-
-def devices_for(claim: PreparedClaim, request: str) -> list[tuple[str, PreparedDevice]]:
-    """(driver, device) of a claim's prepared devices, or of those of one request
-    (subrequests included) when `request` is given."""
-    return [(driver, d) for driver, devices in claim.devices.items() for d in devices
-            if not request or any(r == request or r.startswith(request + "/")
-                                  for r in d.request_names)]
-
-
-def container_cdi_devices(container: Obj, claims: Sequence[PreparedClaim],
-                          mappings: Sequence[Obj] = ()) -> tuple[str, ...]:
-    """The CDI devices of a container's claims (all of a claim's devices, or those of the
-    request it names, subrequests included) and of the special claim's requests `mappings`
-    give it, as the kubelet's DRA manager hands them over."""
-    by_name = {c.pod_claim: c for c in claims}
-    out: list[str] = []
-    for name, request in claim_refs(container, mappings):
-        claim = by_name.get(name)
-        if claim is None:
-            continue
-        for _, d in devices_for(claim, request):
-            out += d.cdi_device_ids
-    return tuple(dict.fromkeys(out))
-
-
-# ----- environment -----------------------------------------------------------------------
-
-
-def field_value(pod: Obj, path: str, host_ip: str, pod_ip: str) -> str:
-    """An env var's fieldRef (the downward API)."""
-    meta = pod["metadata"]
-    simple = {"metadata.name": meta.get("name"), "metadata.namespace": meta.get("namespace"),
-              "metadata.uid": meta.get("uid"), "spec.nodeName": pod["spec"].get("nodeName"),
-              "spec.serviceAccountName": pod["spec"].get("serviceAccountName") or "default",
-              "status.hostIP": host_ip, "status.podIP": pod_ip,
-              "status.hostIPs": host_ip, "status.podIPs": pod_ip}
-    if path in simple:
-        return str(simple[path] or "")
-    for prefix, values in (("metadata.labels", meta.get("labels")),
-                           ("metadata.annotations", meta.get("annotations"))):
-        if path.startswith(prefix + "['") and path.endswith("']"):
-            return str((values or {}).get(path[len(prefix) + 2:-2], ""))
-    return ""
-
-
-def container_env(pod: Obj, container: Obj, edits: cdi.ContainerEdits, *, host_ip: str,
-                  pod_ip: str, config: dict[str, dict[str, str]]) -> dict[str, str | None]:
-    """What the container's process sees: the image's PATH, bash's own variables, the
-    service links, the pod spec's env (with `$(VAR)` references), then the CDI edits."""
-    env: dict[str, str | None] = {**IMAGE_ENV, "HOSTNAME": pod["metadata"]["name"],
-                                  "HOME": "/root", "PWD": "/", "SHLVL": "1", "OLDPWD": None,
-                                  **SERVICE_ENV}
-    for source in container.get("envFrom") or []:
-        ref = source.get("configMapRef") or source.get("secretRef") or {}
-        for k, v in (config.get(ref.get("name", "")) or {}).items():
-            env[(source.get("prefix") or "") + k] = v
-    for var in container.get("env") or []:
-        name = var.get("name")
-        if not name:
-            continue
-        if "value" in var:
-            env[name] = _dependent(str(var["value"]), env)
-        elif var.get("valueFrom", {}).get("fieldRef"):
-            env[name] = field_value(pod, var["valueFrom"]["fieldRef"].get("fieldPath", ""),
-                                    host_ip, pod_ip)
-        elif var.get("valueFrom", {}).get("configMapKeyRef"):
-            ref = var["valueFrom"]["configMapKeyRef"]
-            env[name] = (config.get(ref.get("name", "")) or {}).get(ref.get("key", ""), "")
-        else:
-            env[name] = ""
-    for entry in edits.env:
-        k, _, v = entry.partition("=")
-        env[k] = v
-    return env
-
-
-def _dependent(value: str, env: dict[str, str | None]) -> str:
-    """`$(VAR)` references to variables defined before, as upstream expands them."""
-    out, i = "", 0
-    while i < len(value):
-        if value.startswith("$$", i):
-            out += "$"
-            i += 2
-        elif value.startswith("$(", i) and ")" in value[i:]:
-            end = value.index(")", i)
-            name = value[i + 2:end]
-            known = env.get(name)
-            out += known if known is not None else value[i:end + 1]
-            i = end + 1
-        else:
-            out += value[i]
-            i += 1
-    return out
-
-
-def view_lines(env: dict[str, str | None], mounts: Sequence[Obj]) -> list[str]:
-    """What a service container prints: its environment and its mounted metadata files."""
-    lines = shell.environment_lines({k: v for k, v in env.items() if v is not None})
-    lines += [f"mounted {m.get('containerPath')} (ro)" for m in mounts]
-    return lines
-
-
-def container_id(pod_uid: str, name: str, restarts: int) -> str:
-    """A stable containerd id for one run of a container."""
-    return "containerd://" + hashlib.sha256(f"{pod_uid}/{name}/{restarts}".encode()).hexdigest()
-
-
-def image_ref(image: str) -> tuple[str, str]:
-    """(image, imageID) as containerd reports them (`ubuntu:22.04` is
-    `docker.io/library/ubuntu:22.04`)."""
-    first, slash, _ = image.partition("/")
-    if not slash or not ("." in first or ":" in first or first == "localhost"):
-        image = f"docker.io/{image if slash else 'library/' + image}"
-    if ":" not in image.rsplit("/", 1)[-1] and "@" not in image:
-        image += ":latest"
-    digest = hashlib.sha256(image.encode()).hexdigest()
-    return image, f"{image.rsplit(':', 1)[0]}@sha256:{digest}"
-
-
-# ----- status ----------------------------------------------------------------------------
-
-
-def _cond(type_: str, status: bool, since: str, reason: str = "") -> Obj:
-    c: Obj = {"type": type_, "status": "True" if status else "False",
-              "lastTransitionTime": since}
-    if reason:
-        c["reason"] = reason
-    return c
-
-
-def container_status(run: ContainerRun, health: list[Obj] | None = None) -> Obj:
-    """One entry of containerStatuses / initContainerStatuses."""
-    image, image_id = image_ref(str(run.spec.get("image") or ""))
-    out: Obj = {"name": run.name, "image": image, "imageID": image_id if run.started_at else "",
-                "ready": run.running and not run.init, "restartCount": run.restarts,
-                "started": run.running, "lastState": run.last_state or {}}
-    if run.container_id:
-        out["containerID"] = run.container_id
-    if run.running:
-        out["state"] = {"running": {"startedAt": run.started_at}}
-    elif run.exit_code is not None and run.finished_at and not run.waiting_reason:
-        out["state"] = {"terminated": _terminated(run)}
-    else:
-        out["state"] = {"waiting": {"reason": run.waiting_reason}}
-    if health:
-        out["allocatedResourcesStatus"] = health
-    return out
-
-
-def _terminated(run: ContainerRun) -> Obj:
-    code = run.exit_code or 0
-    out: Obj = {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
-                "finishedAt": run.finished_at, "containerID": run.container_id}
-    if run.started_at:  # (null when it never started: the server's merge patch drops it)
-        out["startedAt"] = run.started_at
-    return out
-
-
-def phase_of(record: PodRecord) -> str:
-    """Same as upstream's getPhase: Running while a container runs or will restart; once all
-    are done, Succeeded when every one exited 0, else Failed; Pending during init."""
-    if any(not r.started_at or r.running or r.exit_code is None for r in record.init):
-        return "Pending"
-    runs = record.containers
-    if any(r.running or r.exit_code is None for r in runs):
-        return "Running"
-    if record.terminating or record.restart_policy == "Never" or (
-            record.restart_policy == "OnFailure" and all(r.exit_code == 0 for r in runs)):
-        return "Succeeded" if all(r.exit_code == 0 for r in runs) else "Failed"
-    return "Running"  # restarting
-
-
-def pod_status(pod: Obj, record: PodRecord, host_ip: str,
-               health: dict[str, list[Obj]] | None = None) -> Obj:
-    """The status the kubelet writes for a pod it runs."""
-    status = dict(pod.get("status") or {})
-    phase = phase_of(record)
-    initialized = phase != "Pending"
-    ready = phase == "Running" and all(r.running for r in record.containers)
-    # same as upstream's status manager: conditions the kubelet does not own (PodScheduled,
-    # DisruptionTarget, readiness gates) are kept as they are
-    # (their null fields, as the scheduler writes `lastProbeTime: null`, are left out: the
-    # server's merge patch drops them, and the status must compare equal to what it keeps)
-    others = [{k: v for k, v in c.items() if v is not None}
-              for c in status.get("conditions") or [] if c.get("type") not in KUBELET_CONDITIONS]
-    since = record.started
-    conditions = [
-        _cond("PodReadyToStartContainers", not record.finished, since),
-        _cond("Initialized", initialized, since,
-              "" if initialized else "ContainersNotInitialized"),
-        _cond("Ready", ready, since, "" if ready else (
-            "PodCompleted" if phase in ("Succeeded", "Failed") else "ContainersNotReady")),
-        _cond("ContainersReady", ready, since, "" if ready else (
-            "PodCompleted" if phase in ("Succeeded", "Failed") else "ContainersNotReady")),
-        *others]
-    previous = {c.get("type"): c for c in status.get("conditions") or []}
-    for c in conditions:
-        old = previous.get(c["type"])
-        if old is not None and old.get("status") == c["status"] and old.get(
-                "lastTransitionTime"):
-            c["lastTransitionTime"] = old["lastTransitionTime"]
-    health = health or {}
-    status.update({
-        "phase": phase, "conditions": conditions, "hostIP": host_ip,
-        "hostIPs": [{"ip": host_ip}], "podIP": record.ip, "podIPs": [{"ip": record.ip}],
-        "startTime": record.started,
-        "containerStatuses": [container_status(r, health.get(r.name))
-                              for r in record.containers]})
-    if record.init:
-        status["initContainerStatuses"] = [container_status(r) for r in record.init]
-    generation = pod["metadata"].get("generation")
-    if generation is not None:
-        status["observedGeneration"] = generation
-    return status
-
-
-def pending_status(pod: Obj, reason: str = "ContainerCreating") -> Obj:
-    """The status of a pod admitted to the node but not started (claims not ready)."""
-    status = dict(pod.get("status") or {})
-    status["phase"] = "Pending"
-    status["containerStatuses"] = [{
-        "name": c["name"], "image": image_ref(str(c.get("image") or ""))[0], "imageID": "",
-        "ready": False, "restartCount": 0, "started": False, "lastState": {},
-        "state": {"waiting": {"reason": reason}}} for c in pod["spec"].get("containers") or []]
-    return status
 
 
 # ----- the pod worker --------------------------------------------------------------------
@@ -546,20 +166,13 @@ class PodWorker:
             restart_policy=spec.get("restartPolicy") or "Always",
             mappings=request_mappings(pod))
         self.records[key] = record
-        for driver, claims_of in self._claims_by_driver(record).items():
+        for driver, claims_of in claims_by_driver(record.claims).items():
             plugin = state.plugins.get(driver)
             if plugin is not None:
                 await plugin.run_pod_sandbox(pod, claims_of)
         config = await self._config_maps(pod)
         self._run_next(pod, record, state, config)
         await self._write_status(pod, record, state)
-
-    def _claims_by_driver(self, record: PodRecord) -> dict[str, list[Claim]]:
-        out: dict[str, list[Claim]] = {}
-        for c in record.claims:
-            for driver in c.devices:
-                out.setdefault(driver, []).append(c.claim)
-        return out
 
     async def _prepare(self, pod: Obj, state: NodeState,
                        claims: list[tuple[str, Obj]]) -> list[PreparedClaim] | None:
@@ -711,11 +324,11 @@ class PodWorker:
             elif run.process is not None:
                 self._apply(record, run, run.process.resume())
         for run in record.containers:
-            if run.exit_code is not None and run.wake_at is None and self._restarts(record,
-                                                                                    run):
-                run.wake_at = now + min(BACKOFF_BASE * 2 ** run.restarts, BACKOFF_MAX)
+            if run.exit_code is not None and run.wake_at is None and restarts_after_exit(
+                    record, run):
+                run.wake_at = now + crash_loop_delay(run.restarts)
                 run.waiting_reason = "CrashLoopBackOff"
-                run.last_state = {"terminated": _terminated(run)}
+                run.last_state = {"terminated": terminated_state(run)}
         if any(r.exit_code == 0 and not r.waiting_reason for r in record.init) or any(
                 not r.started_at and r.exit_code is None for r in record.containers):
             config = config if config is not None else await self._config_maps(pod)
@@ -725,12 +338,6 @@ class PodWorker:
             await self._unprepare(record)
         await self._write_status(pod, record, state)
         self._schedule(key, record)
-
-    def _restarts(self, record: PodRecord, run: ContainerRun) -> bool:
-        if record.terminating:
-            return False
-        return record.restart_policy == "Always" or (
-            record.restart_policy == "OnFailure" and run.exit_code != 0)
 
     # ----- termination -----------------------------------------------------------------
 
@@ -842,19 +449,9 @@ class PodWorker:
 
     async def _config_maps(self, pod: Obj) -> dict[str, dict[str, str]]:
         """The ConfigMaps the pod's containers take env from."""
-        names: set[str] = set()
-        for c in (pod["spec"].get("initContainers") or []) + (pod["spec"].get("containers")
-                                                              or []):
-            for source in c.get("envFrom") or []:
-                if source.get("configMapRef"):
-                    names.add(source["configMapRef"].get("name", ""))
-            for var in c.get("env") or []:
-                ref = (var.get("valueFrom") or {}).get("configMapKeyRef")
-                if ref:
-                    names.add(ref.get("name", ""))
         out: dict[str, dict[str, str]] = {}
         client = self._client(pod["spec"]["nodeName"])
-        for name in sorted(n for n in names if n):
+        for name in config_map_names(pod):
             try:
                 cm = await client.get("configmaps", name, pod["metadata"]["namespace"])
                 out[name] = dict(cm.get("data") or {})

@@ -16,7 +16,7 @@ import kubelet_emu.shell as shell
 from fakeapi.clock import Clock
 from fakeapi.errors import ApiError, bad_request
 from fakeapi.podio import ExecRequest, ExecResult, LogRequest
-from kubelet_emu.pods import ContainerRun, PodRecord
+from kubelet_emu.pod_records import ContainerRun, PodRecord
 
 Obj = dict[str, Any]
 FOLLOW_POLL = 0.5
