@@ -1,5 +1,5 @@
-"""The pod worker: running pods on an emulated node, as upstream's kubelet does (pod
-workers, the DRA manager, the status manager):
+"""The pod worker: runs the pods bound to the emulated nodes, as upstream's kubelet does
+(pod workers, the DRA manager, the status manager); keys are pods (`namespace/name`).
 
 1. admission: every claim of the pod exists, is allocated and reserved for the pod (or its
    PodGroup); until then the pod stays Pending, its containers waiting in ContainerCreating;
@@ -14,7 +14,9 @@ workers, the DRA manager, the status manager):
 Containers exit when their command does (restartPolicy decides what follows: Succeeded,
 Failed, or a restart after a CrashLoopBackOff delay). Graceful deletion: SIGTERM, SIGKILL at
 the end of the grace period, claims unprepared, the final status, then the pod is deleted
-with grace 0 (upstream's status manager).
+with grace 0 (upstream's status manager). The worker also keeps the devices' health
+(`HealthCache`, fed by the drivers' streams) that its containers' statuses show, and answers
+for the pods it runs: PodResources views, logs and exec (`KubeletStreams`).
 
 What the status, the environment and the claims are is computed by the pure modules
 `pod_status`, `container_env` and `pod_claims`; this module holds what changes.
@@ -22,30 +24,42 @@ What the status, the environment and the claims are is computed by the pure modu
 
 from __future__ import annotations
 
+import functools
 import logging
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import kubelet_emu.cdi as cdi
 import kubelet_emu.logs as logs
+import kubelet_emu.podresources as podresources
 import kubelet_emu.shell as shell
-from fakeapi.clock import Clock, parse_time, rfc3339
+import kubelet_emu.streams as streams
+from fakeapi.clock import parse_time, rfc3339
 from fakeapi.errors import ApiError
-from fakeapi.runtime.workqueue import Retry, WorkQueue
+from fakeapi.runtime.component import ComponentContext, Controller
+from fakeapi.runtime.informer import object_key
+from fakeapi.runtime.workqueue import Retry
 from kubelet_emu.container_env import config_map_names, container_env, view_lines
-from kubelet_emu.node_state import NodeState
+from kubelet_emu.health import DeviceKey, HealthCache
+from kubelet_emu.node_state import EmulatedNodes, NodeState
+from kubelet_emu.nodes import NODE_INDEX, pod_node
 from kubelet_emu.plugin import Claim
 from kubelet_emu.pod_claims import (
     NotReady,
     PreparedClaim,
     check_claims,
     claim_names,
+    claim_refs,
     claims_by_driver,
     container_cdi_devices,
+    devices_for,
     request_mappings,
+    used_devices,
 )
 from kubelet_emu.pod_records import ContainerRun, PodRecord
 from kubelet_emu.pod_status import (
+    allocated_resources_status,
     container_id,
     crash_loop_delay,
     pending_status,
@@ -64,34 +78,19 @@ CLAIMS = "resourceclaims.resource.k8s.io"
 PODS = "pods"
 
 
-class Host(Protocol):
-    """What the pod worker needs from the kubelet component it works for."""
+class PodWorker(Controller[str]):
+    """Runs the pods bound to the emulated nodes (see the module docstring)."""
 
-    clock: Clock
-    queue: WorkQueue[tuple[str, ...]]
-    nodes: dict[str, NodeState]
-    pod_informer: Any
-    claim_informer: Any
+    workers = 4
 
-    def node_client(self, account: str, node: str | None) -> Any: ...
-    def node_root(self, node: str) -> Path: ...
-    def cdi_registry(self, node: str) -> cdi.SpecCache: ...
-    def allocate_slot(self, state: NodeState, uid: str) -> int: ...
-    def release_slot(self, state: NodeState, uid: str) -> None: ...
-    def health_for(self, record: PodRecord) -> dict[str, list[Obj]]: ...
-    async def event(self, node: str, obj: Obj, reason: str, message: str, *,
-                    warning: bool = False) -> None: ...
-
-
-# ----- the pod worker --------------------------------------------------------------------
-
-
-class PodWorker:
-    """Runs the pods bound to the emulator's nodes (keys `("pod", namespace/name)`)."""
-
-    def __init__(self, kubelet: Host) -> None:
-        self.kubelet = kubelet
-        self.clock = kubelet.clock
+    def __init__(self, ctx: ComponentContext, *, nodes: EmulatedNodes) -> None:
+        super().__init__(ctx)
+        self.nodes = nodes
+        self.pod_informer = self.watch(PODS, self._pod_keys)
+        self.pod_informer.cache.add_index(NODE_INDEX, pod_node)
+        self.claim_informer = self.watch(CLAIMS, self._claim_keys)
+        self.health = HealthCache(self.clock, self.devices_changed)
+        """The devices' health as the drivers stream it (their containers' statuses show it)."""
         self.records: dict[str, PodRecord] = {}
         """Running pods by namespace/name."""
         self.prepared: dict[tuple[str, str], dict[str, set[str]]] = {}
@@ -100,6 +99,30 @@ class PodWorker:
         """namespace/claim name → pod keys waiting for it."""
         self.pending_written: dict[str, str] = {}
         """Pod key → the reason of the Pending status last written."""
+        self._cdi: dict[str, cdi.SpecCache] = {}
+
+    # ----- keys ------------------------------------------------------------------------
+
+    def _pod_keys(self, type_: str, obj: Obj, old: Obj | None) -> Iterable[str]:
+        key = object_key(obj)
+        if (obj.get("spec") or {}).get("nodeName") in self.nodes.by_name or key in self.records:
+            return [key]
+        return []
+
+    def _claim_keys(self, type_: str, obj: Obj, old: Obj | None) -> Iterable[str]:
+        meta = obj["metadata"]
+        return self.claim_changed(meta.get("namespace", ""), meta["name"])
+
+    def devices_changed(self, node: str, keys: set[DeviceKey]) -> None:
+        """Rewrite the status of the pods on `node` that use a device whose health moved."""
+        for key, record in self.records.items():
+            if record.node == node and used_devices(record.claims) & keys:
+                self.queue.add(key)
+
+    def resync(self, node: str) -> None:
+        """Look at every pod bound to `node` again."""
+        for pod in self.pod_informer.cache.by_index(NODE_INDEX, node):
+            self.queue.add(object_key(pod))
 
     # ----- helpers ---------------------------------------------------------------------
 
@@ -107,21 +130,104 @@ class PodWorker:
         return rfc3339(self.clock.now())
 
     def _client(self, node: str) -> Any:
-        return self.kubelet.node_client(KUBELET_ACCOUNT, node)
+        return self.nodes.client(KUBELET_ACCOUNT, node)
 
     def _claim(self, name: str, namespace: str) -> Obj | None:
-        return self.kubelet.claim_informer.cache.get(name, namespace)
+        return self.claim_informer.cache.get(name, namespace)
 
-    def root(self, node: str) -> Path:
-        """The node's root folder."""
-        return self.kubelet.node_root(node)
+    def cdi_specs(self, node: str) -> cdi.SpecCache:
+        """The container runtime's view of the node's CDI specs."""
+        specs = self._cdi.get(node)
+        if specs is None:
+            specs = self._cdi[node] = cdi.SpecCache(self.nodes.root(node) / "var" / "run"
+                                                    / "cdi")
+        return specs
+
+    def health_for(self, record: PodRecord) -> dict[str, list[Obj]]:
+        """Per container: its allocatedResourcesStatus (see
+        `pod_status.allocated_resources_status`)."""
+        return allocated_resources_status(record, functools.partial(self.health.get,
+                                                                    record.node))
+
+    async def event(self, node: str, obj: Obj, reason: str, message: str, *,
+                    warning: bool = False) -> None:
+        """Record an Event about `obj`, from the node's kubelet."""
+        meta = obj["metadata"]
+        now = rfc3339(self.clock.now())
+        event = {
+            "metadata": {"generateName": f"{meta['name']}.", "namespace":
+                         meta.get("namespace") or "default"},
+            "involvedObject": {"kind": obj.get("kind", "Pod"), "apiVersion":
+                               obj.get("apiVersion", "v1"), "name": meta["name"],
+                               "namespace": meta.get("namespace", ""), "uid": meta["uid"]},
+            "reason": reason, "message": message, "type": "Warning" if warning else "Normal",
+            "source": {"component": "kubelet", "host": node}, "count": 1,
+            "firstTimestamp": now, "lastTimestamp": now, "reportingComponent": "kubelet",
+            "reportingInstance": node}
+        try:
+            await self.nodes.client(KUBELET_ACCOUNT, node).create("events", event, copy=False)
+        except ApiError as e:
+            log.warning("event %s on %s: %s", reason, meta["name"], e)
+
+    # ----- what the node's services read -----------------------------------------------
+
+    def pod_views(self, node: str) -> list[podresources.PodView]:
+        """What the node runs, as the PodResources service reports it."""
+        views = []
+        for record in self.records.values():
+            if record.node != node or record.finished:
+                continue
+            by_name = {c.pod_claim: c for c in record.claims}
+            containers = []
+            for run in record.runs():
+                claims = []
+                for name, request in claim_refs(run.spec, record.mappings):
+                    claim = by_name.get(name)
+                    if claim is None:
+                        continue
+                    devices = tuple(
+                        podresources.DeviceView(driver=driver, pool=d.pool_name,
+                                                device=d.device_name, share_id=d.share_id,
+                                                cdi_devices=d.cdi_device_ids)
+                        for driver, d in devices_for(claim, request))
+                    claims.append((claim.claim.name, claim.claim.namespace, devices))
+                containers.append(podresources.ContainerView(run.name, tuple(claims)))
+            views.append(podresources.PodView(name=record.name, namespace=record.namespace,
+                                              containers=tuple(containers)))
+        return sorted(views)
+
+    def container(self, namespace: str, pod: str, name: str) -> streams.Container | None:
+        """The record and run of one container of a pod this kubelet runs."""
+        record = self.records.get(f"{namespace}/{pod}" if namespace else pod)
+        if record is None:
+            return None
+        run = next((r for r in record.runs() if r.name == name), None)
+        return streams.Container(record=record, run=run) if run is not None else None
+
+    def container_log(self, namespace: str, pod: str, container: str, *,
+                      previous: bool = False, timestamps: bool = False) -> str | None:
+        """What `kubectl logs` shows for a container on an emulated node (None: no such
+        container has run here) — the log source for the API server's pods/log."""
+        obj = self.pod_informer.cache.get(pod, namespace)
+        if obj is None or (obj.get("spec") or {}).get("nodeName") not in self.nodes.by_name:
+            return None
+        return logs.read_log(self.nodes.root(obj["spec"]["nodeName"]), namespace=namespace,
+                             pod=pod, uid=obj["metadata"]["uid"], container=container,
+                             previous=previous, timestamps=timestamps)
+
+    def pod_streams(self, node: str) -> streams.KubeletStreams:
+        """Logs and exec of the pods `node` runs (what the node registers with fakeapi.podio)."""
+        return streams.KubeletStreams(
+            node=node, clock=self.clock, find=self.container,
+            read_log=lambda ns, pod, c, previous, timestamps: self.container_log(
+                ns, pod, c, previous=previous, timestamps=timestamps))
 
     # ----- sync ------------------------------------------------------------------------
 
-    async def sync(self, key: str) -> None:
+    async def reconcile(self, key: str) -> None:
         """Bring one pod forward: admit and start it, advance its containers, terminate it."""
         namespace, _, name = key.partition("/")
-        pod = self.kubelet.pod_informer.cache.get(name, namespace)
+        pod = self.pod_informer.cache.get(name, namespace)
         record = self.records.get(key)
         if record is not None and (pod is None or pod["metadata"]["uid"] != record.uid):
             await self._forget(key, record)
@@ -130,7 +236,7 @@ class PodWorker:
             self.pending_written.pop(key, None)
             return
         node = (pod.get("spec") or {}).get("nodeName") or ""
-        state = self.kubelet.nodes.get(node)
+        state = self.nodes.by_name.get(node)
         if state is None or state.heartbeat_stopped:
             return
         if pod["metadata"].get("deletionTimestamp"):
@@ -154,7 +260,7 @@ class PodWorker:
         pod_claims = await self._prepare(pod, state, claims)
         if pod_claims is None:
             raise Retry(reason="claims not prepared")
-        slot = self.kubelet.allocate_slot(state, pod["metadata"]["uid"])
+        slot = state.allocate_slot(pod["metadata"]["uid"])
         now = self._now()
         spec = pod["spec"]
         record = PodRecord(
@@ -207,7 +313,7 @@ class PodWorker:
 
     async def _unprepare(self, record: PodRecord) -> None:
         """NodeUnprepareResources for claims no other pod on the node uses any more."""
-        state = self.kubelet.nodes.get(record.node)
+        state = self.nodes.by_name.get(record.node)
         for c in record.claims:
             users = self.prepared.get((record.node, c.claim.uid)) or {}
             for driver in list(c.devices):
@@ -245,8 +351,7 @@ class PodWorker:
     def _launch(self, pod: Obj, record: PodRecord, run: ContainerRun, state: NodeState,
                 config: dict[str, dict[str, str]]) -> None:
         devices = container_cdi_devices(run.spec, record.claims, record.mappings)
-        registry = self.kubelet.cdi_registry(state.name)
-        edits, missing = registry.resolve(devices)
+        edits, missing = self.cdi_specs(state.name).resolve(devices)
         if missing:
             log.warning("pod %s/%s: unresolvable CDI devices %s", record.namespace,
                         record.name, missing)
@@ -276,7 +381,7 @@ class PodWorker:
         self._apply(record, run, run.process.resume())
 
     def _log_path(self, record: PodRecord, run: ContainerRun) -> Path:
-        return logs.log_dir(self.root(record.node), record.namespace, record.name,
+        return logs.log_dir(self.nodes.root(record.node), record.namespace, record.name,
                             record.uid, run.name) / f"{run.restarts}.log"
 
     def _apply(self, record: PodRecord, run: ContainerRun, progress: Progress) -> None:
@@ -304,7 +409,7 @@ class PodWorker:
         if times:
             delay = max(0.0, min(times) - self.clock.monotonic())
             record.timer = self.clock.call_later(
-                delay, lambda: self.kubelet.queue.add(("pod", key)))
+                delay, lambda: self.queue.add(key))
 
     async def _advance(self, key: str, pod: Obj, record: PodRecord, state: NodeState) -> None:
         """Resume containers whose time has come, handle exits and restarts."""
@@ -380,7 +485,7 @@ class PodWorker:
             record.finished = True
             await self._unprepare(record)
         await self._write_status(pod, record, state)
-        self.kubelet.release_slot(state, record.uid)
+        state.release_slot(record.uid)
         await self._finish_deletion(pod, state)
         self.records.pop(key, None)
 
@@ -400,9 +505,9 @@ class PodWorker:
             record.timer.cancel()
         if not record.finished:
             await self._unprepare(record)
-        state = self.kubelet.nodes.get(record.node)
+        state = self.nodes.by_name.get(record.node)
         if state is not None:
-            self.kubelet.release_slot(state, record.uid)
+            state.release_slot(record.uid)
         self.records.pop(key, None)
 
     # ----- API writes ------------------------------------------------------------------
@@ -410,7 +515,7 @@ class PodWorker:
     async def _write_status(self, pod: Obj, record: PodRecord, state: NodeState) -> None:
         # upstream: device health stops being updated once the pod has terminated
         if not record.finished or record.health is None:
-            record.health = self.kubelet.health_for(record)
+            record.health = self.health_for(record)
         status = pod_status(pod, record, state.where.internal_ip, record.health)
         if status == pod.get("status") or status == record.last_status and (
                 pod.get("status") or {}).get("conditions") == status["conditions"]:
@@ -445,7 +550,7 @@ class PodWorker:
 
     async def _event(self, pod: Obj, state: NodeState, reason: str, message: str, *,
                      warning: bool = False) -> None:
-        await self.kubelet.event(state.name, pod, reason, message, warning=warning)
+        await self.event(state.name, pod, reason, message, warning=warning)
 
     async def _config_maps(self, pod: Obj) -> dict[str, dict[str, str]]:
         """The ConfigMaps the pod's containers take env from."""
