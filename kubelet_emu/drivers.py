@@ -52,7 +52,7 @@ NETWORK_READY = "NetworkReady"
 STATUS_RETRIES = 5
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(kw_only=True)
 class Prepared:
     """What the driver keeps about a prepared claim."""
 
@@ -61,7 +61,7 @@ class Prepared:
     devices: tuple[PreparedDevice, ...]
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(kw_only=True)
 class DeviceState:
     """One device's health as the driver sees it."""
 
@@ -205,7 +205,7 @@ class FakeDriver:
                                meta_ids.get(base_request(r["request"]))) if x),
                            share_id=r.get("shareID"))
             for i, r in enumerate(results))
-        self.prepared[uid] = Prepared(ref, results, devices)
+        self.prepared[uid] = Prepared(claim=ref, results=results, devices=devices)
         if self.driver.type == "example-gpu" and self.driver.device_status and results:
             await self._write_device_status(ref, [self._gpu_status(r) for r in results], claim)
         return devices

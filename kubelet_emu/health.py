@@ -23,7 +23,7 @@ DeviceKey = tuple[str, str, str]
 """(driver, pool, device)."""
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(kw_only=True)
 class Entry:
     """What the kubelet knows of one device's health."""
 
@@ -61,7 +61,7 @@ class HealthCache:
             entry = entries.get(key)
             if entry is None or (entry.health, entry.message) != (d.health, message):
                 changed.add(key)
-            entries[key] = Entry(d.health, message, now, timeout)
+            entries[key] = Entry(health=d.health, message=message, seen=now, timeout=timeout)
         self._arm(node, driver)
         if changed:
             self._changed(node, changed)

@@ -32,7 +32,7 @@ BINDING_CONDITION = "BindingConditions"
 BINDING_FAILURE_CONDITION = "BindingFailureConditions"
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class DriverPool:
     """One driver's pool on one node: its devices and shared counter sets (wire dicts)."""
 
@@ -142,7 +142,8 @@ def example_gpus(driver: DriverProfile, node: str) -> DriverPool:
         for d in devices:
             d["bindingConditions"] = [BINDING_CONDITION]
             d["bindingFailureConditions"] = [BINDING_FAILURE_CONDITION]
-    return DriverPool(driver, node, tuple(devices), tuple(counters))
+    return DriverPool(driver=driver, node=node, devices=tuple(devices),
+                      counter_sets=tuple(counters))
 
 
 def _bandwidth() -> Obj:
@@ -164,7 +165,7 @@ def example_nets(driver: DriverProfile, node: str) -> DriverPool:
     """The example driver's net profile: shareable `nic-<n>` with vfs and bandwidth."""
     capacity = {"vfs": {"value": "100", "requestPolicy": {"default": "1", "validValues": ["1"]}},
                 "ingressBandwidth": _bandwidth(), "egressBandwidth": _bandwidth()}
-    return DriverPool(driver, node, tuple(
+    return DriverPool(driver=driver, node=node, devices=tuple(
         _nic(i, u, NET_MODEL, driver, capacity=capacity)
         for i, u in enumerate(seeded_uuids(node, "net", driver.count))))
 
@@ -186,14 +187,14 @@ def example_cpus(driver: DriverProfile, node: str) -> DriverPool:
         "nodeAllocatableResources": {"cpu": {"mapping": {
             "capacityKey": key, "capacityMultiplier": "1"}}},
     } for i in range(driver.count)]
-    return DriverPool(driver, node, tuple(devices))
+    return DriverPool(driver=driver, node=node, devices=tuple(devices))
 
 
 def nics(driver: DriverProfile, node: str) -> DriverPool:
     """The seeds' NIC: shareable `nic-<n>` with `numaNode` and consumable bandwidth."""
     capacity = {"bandwidth": {"value": "100G", "requestPolicy": {
         "default": "1G", "validRange": {"min": "1M", "max": "100G", "step": "1M"}}}}
-    return DriverPool(driver, node, tuple(
+    return DriverPool(driver=driver, node=node, devices=tuple(
         _nic(i, u, NIC_MODEL, driver, capacity=capacity, attributes={
             "numaNode": {"int": _numa(i, driver.count, driver.numa_nodes)}})
         for i, u in enumerate(seeded_uuids(node, "nic", driver.count))))
@@ -216,7 +217,8 @@ def custom(driver: DriverProfile, node: str) -> DriverPool:
         devices.append(out)
     counters = [{"name": c.name, "counters": {k: {"value": v} for k, v in c.counters.items()}}
                 for c in driver.shared_counters]
-    return DriverPool(driver, node, tuple(devices), tuple(counters))
+    return DriverPool(driver=driver, node=node, devices=tuple(devices),
+                      counter_sets=tuple(counters))
 
 
 BUILDERS = {"example-gpu": example_gpus, "example-net": example_nets,

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Claim:
     """dra.v1.Claim: which claim to prepare (the plugin reads it from the API itself)."""
 
@@ -23,7 +23,7 @@ class Claim:
     name: str
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class PreparedDevice:
     """dra.v1.Device: one prepared device and the CDI devices that make it usable."""
 
@@ -55,7 +55,7 @@ class HealthStatus(enum.IntEnum):
         return self.name.capitalize()
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class DeviceHealth:
     """dra-health.v1.DeviceHealth: one device's health as the plugin last determined it."""
 

@@ -57,7 +57,7 @@ def _without_pool(spec: Obj) -> Obj:
     return {k: v for k, v in spec.items() if k != "pool"}
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Plan:
     """The writes that publish a pool: updates (name → spec), creates and deletes."""
 
