@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakeapi.errors import ApiError
+from fakeapi.machinery.errors import ApiError
 from fakeapi.runtime.component import ComponentContext, Controller
 from kubelet_emu.node_state import EmulatedNodes, NodeState
 from kubelet_emu.profile import DriverProfile

@@ -26,8 +26,8 @@ from typing import Any
 import kubelet_emu.cdi as cdi
 import kubelet_emu.example_config as ex
 from fakeapi.client import Client
-from fakeapi.clock import Clock, Timer, rfc3339
-from fakeapi.errors import ApiError
+from fakeapi.machinery.clock import Clock, Timer, rfc3339
+from fakeapi.machinery.errors import ApiError
 from kubelet_emu.inventory import DriverPool, cpu_capacity_key
 from kubelet_emu.metadata import MetadataWriter
 from kubelet_emu.plugin import (

@@ -17,7 +17,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from fakeapi.validation.quantity import parse_quantity
+from fakeapi.machinery.quantity import parse_quantity
 
 Obj = dict[str, Any]
 GPU_API = "gpu.resource.example.com/v1alpha1"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from fakeapi.clock import parse_time
+from fakeapi.machinery.clock import parse_time
 from fakeapi.runtime.component import ComponentContext, Controller
 from kubelet_emu.node_state import EmulatedNodes
 from kubelet_emu.plugin import HealthStatus

@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from fakeapi.clock import Clock, Timer
+from fakeapi.machinery.clock import Clock, Timer
 from kubelet_emu.plugin import DeviceHealth, HealthStatus
 
 DEFAULT_TIMEOUT = 30

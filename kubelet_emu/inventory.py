@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-from fakeapi.validation.quantity import parse_quantity
+from fakeapi.machinery.quantity import parse_quantity
 from kubelet_emu.profile import DriverProfile, attribute_value
 
 Obj = dict[str, Any]

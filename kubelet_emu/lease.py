@@ -5,8 +5,8 @@ node names. A node whose heartbeat a NodeFault stopped renews nothing."""
 from __future__ import annotations
 
 import kubelet_emu.nodes as nodes
-from fakeapi.clock import rfc3339_micro
-from fakeapi.errors import ApiError
+from fakeapi.machinery.clock import rfc3339_micro
+from fakeapi.machinery.errors import ApiError
 from fakeapi.runtime.component import ComponentContext, Controller
 from kubelet_emu.node_state import EmulatedNodes
 from kubelet_emu.settings import KUBELET_ACCOUNT

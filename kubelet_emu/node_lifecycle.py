@@ -20,9 +20,9 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from fakeapi import taints
-from fakeapi.clock import parse_time, rfc3339
-from fakeapi.errors import ApiError
+from fakeapi.kube import taints
+from fakeapi.machinery.clock import parse_time, rfc3339
+from fakeapi.machinery.errors import ApiError
 from fakeapi.runtime.component import ComponentContext, Controller
 from fakeapi.runtime.informer import object_key
 from kubelet_emu.nodes import NODE_INDEX, pod_node

@@ -7,7 +7,7 @@ upstream's kubelet doesn't). Keys are node names.
 
 Registering a node builds its `NodeState` (its drivers' pools and plugins, whose health
 streams feed the pod worker's health cache), registers its logs and exec with
-`fakeapi.podio`, then hands the node to the kubelet's other controllers (`registered`).
+`fakeapi.kube.podio`, then hands the node to the kubelet's other controllers (`registered`).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 import kubelet_emu.nodes as nodes
-from fakeapi.clock import rfc3339
-from fakeapi.errors import ApiError
-from fakeapi.podio import NodeStreams
+from fakeapi.machinery.clock import rfc3339
+from fakeapi.machinery.errors import ApiError
+from fakeapi.kube.podio import NodeStreams
 from fakeapi.runtime.component import ComponentContext, Controller
 from kubelet_emu.drivers import FakeDriver
 from kubelet_emu.health import HealthCache

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import kubelet_emu.nodes as nodes
-from fakeapi.clock import rfc3339
+from fakeapi.machinery.clock import rfc3339
 from fakeapi.runtime.component import ComponentContext, Controller
 from kubelet_emu.node_state import EmulatedNodes
 from kubelet_emu.settings import KUBELET_ACCOUNT

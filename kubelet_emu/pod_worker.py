@@ -35,8 +35,8 @@ import kubelet_emu.logs as logs
 import kubelet_emu.podresources as podresources
 import kubelet_emu.shell as shell
 import kubelet_emu.streams as streams
-from fakeapi.clock import parse_time, rfc3339
-from fakeapi.errors import ApiError
+from fakeapi.machinery.clock import parse_time, rfc3339
+from fakeapi.machinery.errors import ApiError
 from fakeapi.runtime.component import ComponentContext, Controller
 from fakeapi.runtime.informer import object_key
 from fakeapi.runtime.workqueue import Retry
@@ -216,7 +216,7 @@ class PodWorker(Controller[str]):
                              previous=previous, timestamps=timestamps)
 
     def pod_streams(self, node: str) -> streams.KubeletStreams:
-        """Logs and exec of the pods `node` runs (what the node registers with fakeapi.podio)."""
+        """Logs and exec of the pods `node` runs (what the node registers with fakeapi.kube.podio)."""
         return streams.KubeletStreams(
             node=node, clock=self.clock, find=self.container,
             read_log=lambda ns, pod, c, previous, timestamps: self.container_log(

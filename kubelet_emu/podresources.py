@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 import grpc
 
-from fakeapi import protowire as pw
+from fakeapi.machinery import protowire as pw
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from fakeapi import names
-from fakeapi.validation.quantity import is_quantity
+from fakeapi.machinery import names
+from fakeapi.machinery.quantity import is_quantity
 
 PROFILE_DIR = "profiles"
 DEFAULT_PROFILE = "default"

@@ -10,7 +10,7 @@ import functools
 import shutil
 from pathlib import Path
 
-from fakeapi.statedir import make_temporary_state
+from fakeapi.storage.statedir import make_temporary_state
 from kubelet_emu.profile import DEFAULT_PROFILE, NodeProfile, load_profile
 
 DEFAULT_NODES = 2

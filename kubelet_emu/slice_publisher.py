@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import kubelet_emu.slices as slices
-from fakeapi.errors import ApiError
+from fakeapi.machinery.errors import ApiError
 from fakeapi.runtime.component import ComponentContext, Controller
 from kubelet_emu.node_state import EmulatedNodes
 from kubelet_emu.settings import PLUGIN_ACCOUNT

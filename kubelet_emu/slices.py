@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from fakeapi.validation.resource import (
+from fakeapi.registry.validation.resource import (
     COUNTER_SETS_MAX,
     SLICE_MAX_DEVICES,
     SLICE_MAX_DEVICES_ADVANCED,

@@ -1,4 +1,4 @@
-"""What an emulated kubelet serves for `kubectl logs` and `kubectl exec` (`fakeapi.podio`).
+"""What an emulated kubelet serves for `kubectl logs` and `kubectl exec` (`fakeapi.kube.podio`).
 
 Logs are the container's CRI log files, as the kubelet's log endpoint reads them. Exec runs
 the command in the shell interpreter with the running container's environment and mounts
@@ -13,9 +13,9 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import kubelet_emu.shell as shell
-from fakeapi.clock import Clock
-from fakeapi.errors import ApiError, bad_request
-from fakeapi.podio import ExecRequest, ExecResult, LogRequest
+from fakeapi.machinery.clock import Clock
+from fakeapi.machinery.errors import ApiError, bad_request
+from fakeapi.kube.podio import ExecRequest, ExecResult, LogRequest
 from kubelet_emu.pod_records import ContainerRun, PodRecord
 
 Obj = dict[str, Any]

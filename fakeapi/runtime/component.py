@@ -16,12 +16,12 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from fakeapi.client import Client
-from fakeapi.clock import Clock
-from fakeapi.features import FeatureGates, GateReader
+from fakeapi.machinery.clock import Clock
+from fakeapi.machinery.features import FeatureGates, GateReader
 from fakeapi.runtime.informer import Informer, Informers, Obj, object_key
 from fakeapi.runtime.supervisor import Component
 from fakeapi.runtime.workqueue import WorkQueue, process
-from fakeapi.server import Route
+from fakeapi.http.server import Route
 
 K = TypeVar("K", bound=Hashable)
 KeyFunc = Callable[[str, Obj, "Obj | None"], Iterable[Any]]

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
-from fakeapi.clock import Clock
+from fakeapi.machinery.clock import Clock
 from fakeapi.runtime.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)

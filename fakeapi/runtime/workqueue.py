@@ -16,8 +16,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
-from fakeapi.clock import Clock, Timer
-from fakeapi.errors import ApiError
+from fakeapi.machinery.clock import Clock, Timer
+from fakeapi.machinery.errors import ApiError
 
 K = TypeVar("K")
 BASE_DELAY = 0.005

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from fakeapi.clock import VirtualClock
+from fakeapi.machinery.clock import VirtualClock
 from fakeapi.cluster import ClusterConfig
 from fakeapi.controlplane import ControlPlane
 from kubelet_emu.kubelet import Kubelet

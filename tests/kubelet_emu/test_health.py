@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from fakeapi.client import Client
-from fakeapi.clock import VirtualClock
+from fakeapi.machinery.clock import VirtualClock
 from fakeapi.controlplane import ControlPlane
-from fakeapi.errors import ApiError
+from fakeapi.machinery.errors import ApiError
 from tests.kubelet_emu.harness import CLAIMS, LEASES, WITH_SCHEDULING, device_index, emulated_plane
 
 DEVICE_FAULTS = "devicefaults.emulator.fakeapi.dev"

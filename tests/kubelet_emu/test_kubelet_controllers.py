@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from fakeapi.clock import VirtualClock
+from fakeapi.machinery.clock import VirtualClock
 from tests.kubelet_emu.harness import emulated_plane, kubelet_of
 
 PARTS = ("nodes", "status", "leases", "slices", "classes", "pods", "faults", "binding")

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from fakeapi.client import Client
-from fakeapi.clock import VirtualClock
+from fakeapi.machinery.clock import VirtualClock
 from fakeapi.controlplane import ControlPlane
-from fakeapi.errors import ApiError
+from fakeapi.machinery.errors import ApiError
 from kubelet_emu.node_lifecycle import NodeLifecycleController
 from tests.kubelet_emu.harness import condition, emulated_plane, present_condition
 

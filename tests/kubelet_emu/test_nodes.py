@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fakeapi.client import Client
-from fakeapi.clock import VirtualClock, parse_time
+from fakeapi.machinery.clock import VirtualClock, parse_time
 from fakeapi.controlplane import ControlPlane
 from tests.kubelet_emu.harness import (
     CLASSES,

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from fakeapi.client import Client
-from fakeapi.clock import VirtualClock
-from fakeapi.columns import summarize_pod
+from fakeapi.machinery.clock import VirtualClock
+from fakeapi.printers.columns import summarize_pod
 from fakeapi.controlplane import ControlPlane
-from fakeapi.errors import ApiError
+from fakeapi.machinery.errors import ApiError
 from tests.kubelet_emu.harness import (
     WITH_SCHEDULING,
     condition,

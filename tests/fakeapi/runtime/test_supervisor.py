@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from fakeapi.clock import VirtualClock
+from fakeapi.machinery.clock import VirtualClock
 from fakeapi.runtime.supervisor import Health, Supervisor
 from fakeapi.runtime.workqueue import WorkQueue
 

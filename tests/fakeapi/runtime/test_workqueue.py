@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from fakeapi.clock import VirtualClock
-from fakeapi.errors import ApiError
+from fakeapi.machinery.clock import VirtualClock
+from fakeapi.machinery.errors import ApiError
 from fakeapi.runtime.workqueue import RateLimiter, Retry, WorkQueue, process
 
 
