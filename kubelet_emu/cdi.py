@@ -96,7 +96,7 @@ def _version(path: str) -> FileVersion | None:
     return st.st_ino, st.st_size, st.st_mtime_ns
 
 
-class Registry:
+class SpecCache:
     """The runtime's view of a CDI folder: specs parsed once per file version, and an index
     of the devices they define. A lookup trusts the index while the files its devices came
     from are unchanged; a name it doesn't know makes it look for new files, and a changed

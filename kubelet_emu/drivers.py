@@ -29,14 +29,14 @@ from fakeapi.client import Client
 from fakeapi.machinery.clock import Clock, Timer
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.timestamps import rfc3339
-from kubelet_emu.inventory import Inventory, cpu_capacity_key
+from kubelet_emu.inventory import DriverPool, cpu_capacity_key
 from kubelet_emu.metadata import MetadataWriter
 from kubelet_emu.plugin import (
     Claim,
-    Device,
     DeviceHealth,
-    Health,
+    HealthStatus,
     HealthStream,
+    PreparedDevice,
     PrepareResult,
     base_request,
 )
@@ -53,20 +53,20 @@ NETWORK_READY = "NetworkReady"
 STATUS_RETRIES = 5
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(kw_only=True)
 class Prepared:
     """What the driver keeps about a prepared claim."""
 
     claim: Claim
     results: list[Obj]
-    devices: tuple[Device, ...]
+    devices: tuple[PreparedDevice, ...]
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(kw_only=True)
 class DeviceState:
     """One device's health as the driver sees it."""
 
-    health: Health = Health.HEALTHY
+    health: HealthStatus = HealthStatus.HEALTHY
     message: str = ""
     reporting: bool = True
 
@@ -74,7 +74,7 @@ class DeviceState:
 class FakeDriver:
     """One fake driver on one node (see the module docstring)."""
 
-    def __init__(self, *, inv: Inventory, root: Path, client: Client, clock: Clock,
+    def __init__(self, *, inv: DriverPool, root: Path, client: Client, clock: Clock,
                  cached: Callable[[str, str], Obj | None] | None = None) -> None:
         self.inventory = inv
         self.cached = cached
@@ -166,7 +166,7 @@ class FakeDriver:
             return claim
         return await self.client.get(CLAIMS, ref.name, ref.namespace)
 
-    async def _prepare(self, ref: Claim) -> tuple[Device, ...]:
+    async def _prepare(self, ref: Claim) -> tuple[PreparedDevice, ...]:
         claim = await self._read_claim(ref)
         if claim["metadata"]["uid"] != ref.uid:
             raise ex.ConfigError(f"claim {ref.namespace}/{ref.name} has UID "
@@ -199,13 +199,14 @@ class FakeDriver:
             by_request.setdefault(r["request"], []).append(self._metadata_device(r))
         meta_ids = self.metadata.write(claim, by_request)
         devices = tuple(
-            Device(request_names=(r["request"],), pool_name=r["pool"], device_name=r["device"],
-                   cdi_device_ids=tuple(x for x in (
-                       self.common_device, device_ids[i],
-                       meta_ids.get(base_request(r["request"]))) if x),
-                   share_id=r.get("shareID"))
+            PreparedDevice(request_names=(r["request"],), pool_name=r["pool"],
+                           device_name=r["device"],
+                           cdi_device_ids=tuple(x for x in (
+                               self.common_device, device_ids[i],
+                               meta_ids.get(base_request(r["request"]))) if x),
+                           share_id=r.get("shareID"))
             for i, r in enumerate(results))
-        self.prepared[uid] = Prepared(ref, results, devices)
+        self.prepared[uid] = Prepared(claim=ref, results=results, devices=devices)
         if self.driver.type == "example-gpu" and self.driver.device_status and results:
             await self._write_device_status(ref, [self._gpu_status(r) for r in results], claim)
         return devices
@@ -399,7 +400,7 @@ class FakeDriver:
                 self._streams.remove(stream)
         return stop
 
-    def set_health(self, device: str, health: Health, message: str = "",
+    def set_health(self, device: str, health: HealthStatus, message: str = "",
                    reporting: bool = True) -> None:
         """A fault (or its end) on one device; streamed at once."""
         state = self.devices.get(device)

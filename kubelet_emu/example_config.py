@@ -31,7 +31,7 @@ class ConfigError(ValueError):
     """A configuration the driver refuses (its message says why)."""
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Config:
     """One decoded opaque configuration and the requests it names (none: every request)."""
 
@@ -76,7 +76,7 @@ def opaque_configs(driver: str, allocation_configs: Sequence[Obj],
         if opaque.get("driver") != driver:
             continue
         kind, body = decode(opaque.get("parameters"), known)
-        out.append(Config(tuple(c.get("requests") or ()), kind, body))
+        out.append(Config(requests=tuple(c.get("requests") or ()), kind=kind, body=body))
     return out
 
 

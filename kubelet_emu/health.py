@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from fakeapi.machinery.clock import Clock, Timer
-from kubelet_emu.plugin import DeviceHealth, Health
+from kubelet_emu.plugin import DeviceHealth, HealthStatus
 
 DEFAULT_TIMEOUT = 30
 MESSAGE_MAX = 1024
@@ -23,11 +23,11 @@ DeviceKey = tuple[str, str, str]
 """(driver, pool, device)."""
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(kw_only=True)
 class Entry:
     """What the kubelet knows of one device's health."""
 
-    health: Health
+    health: HealthStatus
     message: str
     seen: float
     """The monotonic time of the last update."""
@@ -61,7 +61,7 @@ class HealthCache:
             entry = entries.get(key)
             if entry is None or (entry.health, entry.message) != (d.health, message):
                 changed.add(key)
-            entries[key] = Entry(d.health, message, now, timeout)
+            entries[key] = Entry(health=d.health, message=message, seen=now, timeout=timeout)
         self._arm(node, driver)
         if changed:
             self._changed(node, changed)
@@ -71,7 +71,7 @@ class HealthCache:
         if timer is not None:
             timer.cancel()
         deadlines = [e.seen + e.timeout for k, e in self._entries.get(node, {}).items()
-                     if k[0] == driver and e.health != Health.UNKNOWN]
+                     if k[0] == driver and e.health != HealthStatus.UNKNOWN]
         if deadlines:
             delay = max(0.0, min(deadlines) - self.clock.monotonic())
             self._timers[(node, driver)] = self.clock.call_later(
@@ -82,18 +82,18 @@ class HealthCache:
         now = self.clock.monotonic()
         changed: set[DeviceKey] = set()
         for key, entry in self._entries.get(node, {}).items():
-            if key[0] == driver and entry.health != Health.UNKNOWN and \
+            if key[0] == driver and entry.health != HealthStatus.UNKNOWN and \
                     entry.seen + entry.timeout <= now:
-                entry.health, entry.message = Health.UNKNOWN, ""
+                entry.health, entry.message = HealthStatus.UNKNOWN, ""
                 changed.add(key)
         self._arm(node, driver)
         if changed:
             self._changed(node, changed)
 
-    def get(self, node: str, key: DeviceKey) -> tuple[Health, str]:
+    def get(self, node: str, key: DeviceKey) -> tuple[HealthStatus, str]:
         """A device's health and message (Unknown for a device never reported)."""
         entry = self._entries.get(node, {}).get(key)
-        return (entry.health, entry.message) if entry is not None else (Health.UNKNOWN, "")
+        return (entry.health, entry.message) if entry is not None else (HealthStatus.UNKNOWN, "")
 
     def forget(self, node: str) -> None:
         """Drop a node's devices (its kubelet stopped)."""
@@ -108,7 +108,8 @@ class HealthCache:
         self._timers.clear()
 
 
-def resource_status(name: str, devices: Sequence[tuple[DeviceKey, Health, str]]) -> dict[str, Any]:
+def resource_status(name: str,
+                    devices: Sequence[tuple[DeviceKey, HealthStatus, str]]) -> dict[str, Any]:
     """One allocatedResourcesStatus entry: the claim reference and its devices' health."""
     resources = []
     for (driver, pool, device), health, message in devices:

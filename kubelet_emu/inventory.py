@@ -32,8 +32,8 @@ BINDING_CONDITION = "BindingConditions"
 BINDING_FAILURE_CONDITION = "BindingFailureConditions"
 
 
-@dataclasses.dataclass(frozen=True)
-class Inventory:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DriverPool:
     """One driver's pool on one node: its devices and shared counter sets (wire dicts)."""
 
     driver: DriverProfile
@@ -100,7 +100,7 @@ def _gpu_capacity(memory: str, compute: str, shareable: bool) -> Obj:
     return cap
 
 
-def example_gpus(driver: DriverProfile, node: str) -> Inventory:
+def example_gpus(driver: DriverProfile, node: str) -> DriverPool:
     """The example driver's gpu profile: `gpu-<n>`, or with partitions `gpu-<n>-partition-<m>`
     plus `gpu-<n>-full`, all drawing on the counter set `gpu-<n>-counters`."""
     devices: list[Obj] = []
@@ -142,7 +142,8 @@ def example_gpus(driver: DriverProfile, node: str) -> Inventory:
         for d in devices:
             d["bindingConditions"] = [BINDING_CONDITION]
             d["bindingFailureConditions"] = [BINDING_FAILURE_CONDITION]
-    return Inventory(driver, node, tuple(devices), tuple(counters))
+    return DriverPool(driver=driver, node=node, devices=tuple(devices),
+                      counter_sets=tuple(counters))
 
 
 def _bandwidth() -> Obj:
@@ -160,11 +161,11 @@ def _nic(i: int, nic_uuid: str, model: str, driver: DriverProfile, **extra: Obj)
             "capacity": extra["capacity"]}
 
 
-def example_nets(driver: DriverProfile, node: str) -> Inventory:
+def example_nets(driver: DriverProfile, node: str) -> DriverPool:
     """The example driver's net profile: shareable `nic-<n>` with vfs and bandwidth."""
     capacity = {"vfs": {"value": "100", "requestPolicy": {"default": "1", "validValues": ["1"]}},
                 "ingressBandwidth": _bandwidth(), "egressBandwidth": _bandwidth()}
-    return Inventory(driver, node, tuple(
+    return DriverPool(driver=driver, node=node, devices=tuple(
         _nic(i, u, NET_MODEL, driver, capacity=capacity)
         for i, u in enumerate(seeded_uuids(node, "net", driver.count))))
 
@@ -174,7 +175,7 @@ def cpu_capacity_key(driver: DriverProfile) -> str:
     return f"{driver.name}/cpu"
 
 
-def example_cpus(driver: DriverProfile, node: str) -> Inventory:
+def example_cpus(driver: DriverProfile, node: str) -> DriverPool:
     """The example driver's cpu profile: shareable `numa-<n>` with `<driver>/cpu` capacity
     that maps onto the node's allocatable cpu."""
     key = cpu_capacity_key(driver)
@@ -186,20 +187,20 @@ def example_cpus(driver: DriverProfile, node: str) -> Inventory:
         "nodeAllocatableResources": {"cpu": {"mapping": {
             "capacityKey": key, "capacityMultiplier": "1"}}},
     } for i in range(driver.count)]
-    return Inventory(driver, node, tuple(devices))
+    return DriverPool(driver=driver, node=node, devices=tuple(devices))
 
 
-def nics(driver: DriverProfile, node: str) -> Inventory:
+def nics(driver: DriverProfile, node: str) -> DriverPool:
     """The seeds' NIC: shareable `nic-<n>` with `numaNode` and consumable bandwidth."""
     capacity = {"bandwidth": {"value": "100G", "requestPolicy": {
         "default": "1G", "validRange": {"min": "1M", "max": "100G", "step": "1M"}}}}
-    return Inventory(driver, node, tuple(
+    return DriverPool(driver=driver, node=node, devices=tuple(
         _nic(i, u, NIC_MODEL, driver, capacity=capacity, attributes={
             "numaNode": {"int": _numa(i, driver.count, driver.numa_nodes)}})
         for i, u in enumerate(seeded_uuids(node, "nic", driver.count))))
 
 
-def custom(driver: DriverProfile, node: str) -> Inventory:
+def custom(driver: DriverProfile, node: str) -> DriverPool:
     """Devices listed in the profile, as they are written there."""
     devices = []
     for d in driver.devices:
@@ -216,13 +217,14 @@ def custom(driver: DriverProfile, node: str) -> Inventory:
         devices.append(out)
     counters = [{"name": c.name, "counters": {k: {"value": v} for k, v in c.counters.items()}}
                 for c in driver.shared_counters]
-    return Inventory(driver, node, tuple(devices), tuple(counters))
+    return DriverPool(driver=driver, node=node, devices=tuple(devices),
+                      counter_sets=tuple(counters))
 
 
 BUILDERS = {"example-gpu": example_gpus, "example-net": example_nets,
             "example-cpu": example_cpus, "nic": nics, "custom": custom}
 
 
-def inventory(driver: DriverProfile, node: str) -> Inventory:
+def inventory(driver: DriverProfile, node: str) -> DriverPool:
     """The devices `driver` has on `node`."""
     return BUILDERS[driver.type](driver, node)

@@ -95,14 +95,16 @@ class NodeLifecycleController(Controller[str]):
         ready = _condition(node, "Ready")
         silent = (now - probe).total_seconds() > grace
         if silent and (ready is None or ready.get("status") != "Unknown"):
-            node = await self._mark_unknown(node, ready is None)
+            node = await self.mark_unknown(node, ready is None)
             await self._mark_pods_not_ready(key)
         elif not silent:
             left = grace - (now - probe).total_seconds()
             self.queue.add_after(key, left + 1.0)
-        await self._taint(node)
+        await self.write_taints(node)
 
-    async def _mark_unknown(self, node: Obj, never: bool) -> Obj:
+    async def mark_unknown(self, node: Obj, never: bool) -> Obj:
+        """Write the node's conditions Unknown (`never`: it never posted a status), over the
+        node as read (a stale read is refused with 409); returns the node written."""
         now = rfc3339(self.clock.now())
         by_type = {c.get("type"): c for c in (node.get("status") or {}).get("conditions") or []}
         conditions = []
@@ -153,7 +155,9 @@ class NodeLifecycleController(Controller[str]):
                         raise
                     break
 
-    async def _taint(self, node: Obj) -> None:
+    async def write_taints(self, node: Obj) -> None:
+        """Put the lifecycle taints the node's Ready status calls for, over the node as read
+        (a stale read is refused with 409)."""
         ready = _condition(node, "Ready")
         wanted = wanted_taints(ready.get("status") if ready else None)
         current = (node.get("spec") or {}).get("taints") or []

@@ -1,20 +1,27 @@
-"""What the emulator keeps about one node it runs a kubelet for."""
+"""What the kubelet's controllers share about the nodes they run: one `NodeState` per node
+(its drivers, Lease, published slices, heartbeat, pod IP slots) in `EmulatedNodes`, with
+the identities each node acts with and the folder its files go to."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import kubelet_emu.nodes as nodes
+from fakeapi.client import Client
 from kubelet_emu.drivers import FakeDriver
-from kubelet_emu.inventory import Inventory
+from kubelet_emu.inventory import DriverPool
 from kubelet_emu.profile import DriverProfile, NodeProfile
+from kubelet_emu.settings import EmulatorSettings
 
 Obj = dict[str, Any]
+MAX_SLOT = 253
+"""Pod IP slots per node: 1..253 of its /24."""
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(kw_only=True)
 class NodeState:
     """What the emulator keeps about one node it runs a kubelet for."""
 
@@ -24,7 +31,10 @@ class NodeState:
     emulated: bool
     """Registered by the emulator (else adopted: created by a client)."""
     uid: str = ""
-    inventories: dict[str, Inventory] = dataclasses.field(default_factory=dict)
+    registered_at: int = 0
+    """The revision of the Node as the kubelet registered or adopted it (the node informer
+    must reach it before a Node missing from its cache means a deleted one)."""
+    inventories: dict[str, DriverPool] = dataclasses.field(default_factory=dict)
     lease: Obj | None = None
     """The Lease as last written (its resourceVersion saves a read per renewal)."""
     written: dict[str, dict[str, str]] = dataclasses.field(default_factory=dict)
@@ -33,7 +43,6 @@ class NodeState:
     """Per driver: the revision of the last slice write (the informer must reach it)."""
     heartbeat_stopped: bool = False
     """A NodeFault is on: no Lease renewals, no status, no pod work."""
-    deleted: bool = False
     plugins: dict[str, FakeDriver] = dataclasses.field(default_factory=dict)
     """The node's DRA plugins by driver name."""
     health_stops: list[Callable[[], None]] = dataclasses.field(default_factory=list)
@@ -44,3 +53,65 @@ class NodeState:
     def drivers(self) -> list[DriverProfile]:
         """The node's fake drivers."""
         return list(self.profile.drivers) if self.profile else []
+
+    def allocate_slot(self, uid: str) -> int:
+        """The pod's IP slot on the node (its own if it has one, else the lowest free one)."""
+        if uid in self.slots:
+            return self.slots[uid]
+        used = set(self.slots.values())
+        slot = next((i for i in range(1, MAX_SLOT + 1) if i not in used), MAX_SLOT)
+        self.slots[uid] = slot
+        return slot
+
+    def release_slot(self, uid: str) -> None:
+        """Free a pod's IP slot."""
+        self.slots.pop(uid, None)
+
+
+class EmulatedNodes:
+    """The nodes the kubelet runs, by name, shared by its controllers: each reads the state
+    of a node from here and acts with the node's own identities (`client`)."""
+
+    def __init__(self, *, settings: EmulatorSettings, client: Client,
+                 client_for: Callable[[str, str | None], Client] | None) -> None:
+        self.settings = settings
+        self.configured = settings.node_names()
+        """The nodes the emulator registers itself (the others are adopted)."""
+        self.by_name: dict[str, NodeState] = {}
+        """The nodes a kubelet runs for now."""
+        self._client = client
+        self._client_for = client_for
+        self._clients: dict[tuple[str, str | None], Client] = {}
+        self._indexes: dict[str, int] = {n: i for i, n in enumerate(self.configured)}
+
+    def get(self, name: str) -> NodeState | None:
+        """The state of a node the kubelet runs (None for any other)."""
+        return self.by_name.get(name)
+
+    def client(self, account: str, node: str | None) -> Client:
+        """A client of `account` bound to `node` (the component's own where the composition
+        root offers no other), made once per identity."""
+        if self._client_for is None:
+            return self._client
+        key = (account, node)
+        client = self._clients.get(key)
+        if client is None:
+            client = self._clients[key] = self._client_for(account, node)
+        return client
+
+    def forget_clients(self, node: str) -> None:
+        """Drop the clients bound to `node` (its kubelet stopped)."""
+        for key in [k for k in self._clients if k[1] == node]:
+            del self._clients[key]
+
+    def root(self, node: str) -> Path:
+        """The node's root folder: `<state>/nodes/<node>`."""
+        return self.settings.root() / "nodes" / node
+
+    def index(self, name: str) -> int:
+        """The node's place in the emulated network: the configured nodes first, then the
+        adopted ones in the order they came."""
+        index = self._indexes.get(name)
+        if index is None:
+            index = self._indexes[name] = len(self._indexes)
+        return index

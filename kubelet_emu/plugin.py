@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Claim:
     """dra.v1.Claim: which claim to prepare (the plugin reads it from the API itself)."""
 
@@ -23,8 +23,8 @@ class Claim:
     name: str
 
 
-@dataclasses.dataclass(frozen=True)
-class Device:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PreparedDevice:
     """dra.v1.Device: one prepared device and the CDI devices that make it usable."""
 
     request_names: tuple[str, ...]
@@ -38,11 +38,11 @@ class Device:
 class PrepareResult:
     """dra.v1.NodePrepareResourceResponse: the devices, or an error."""
 
-    devices: tuple[Device, ...] = ()
+    devices: tuple[PreparedDevice, ...] = ()
     error: str = ""
 
 
-class Health(enum.IntEnum):
+class HealthStatus(enum.IntEnum):
     """dra-health.v1.HealthStatus."""
 
     UNKNOWN = 0
@@ -55,13 +55,13 @@ class Health(enum.IntEnum):
         return self.name.capitalize()
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class DeviceHealth:
     """dra-health.v1.DeviceHealth: one device's health as the plugin last determined it."""
 
     pool_name: str
     device_name: str
-    health: Health
+    health: HealthStatus
     last_updated_time: int
     """Unix seconds."""
     health_check_timeout_seconds: int = 0

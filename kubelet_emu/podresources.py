@@ -11,6 +11,7 @@ protobuf package. Without grpcio the data layer works and the socket is not serv
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import tempfile
@@ -147,7 +148,8 @@ def _decode(message: str, data: bytes) -> Msg:
 # ----- what the kubelet runs, as messages ------------------------------------------------------
 
 
-class DeviceView(NamedTuple):
+@dataclasses.dataclass(frozen=True, kw_only=True, order=True)
+class DeviceView:
     """One prepared device of a container's claim."""
 
     driver: str
@@ -164,8 +166,9 @@ class ContainerView(NamedTuple):
     claims: tuple[tuple[str, str, tuple[DeviceView, ...]], ...]
 
 
-class PodView(NamedTuple):
-    """One pod the kubelet runs."""
+@dataclasses.dataclass(frozen=True, kw_only=True, order=True)
+class PodView:
+    """One pod the kubelet runs (ordered by name, then namespace)."""
 
     name: str
     namespace: str

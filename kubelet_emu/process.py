@@ -18,7 +18,7 @@ TERM_KILLED = 137
 """The exit status of a container killed at the end of its grace period (128 + SIGKILL)."""
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Progress:
     """What a process did since it was last resumed."""
 

@@ -88,7 +88,7 @@ class CapacityPolicy(_Model):
         return out
 
 
-class Capacity(_Model):
+class CustomDeviceCapacity(_Model):
     """A device capacity: a quantity, optionally consumable with a request policy."""
 
     value: str
@@ -124,7 +124,7 @@ class CustomDevice(_Model):
 
     name: str
     attributes: dict[str, Any] = Field(default_factory=dict)
-    capacity: dict[str, Capacity] = Field(default_factory=dict)
+    capacity: dict[str, CustomDeviceCapacity] = Field(default_factory=dict)
     allow_multiple_allocations: bool = Field(default=False, alias="allowMultipleAllocations")
     consumes_counters: list[dict[str, Any]] = Field(default_factory=list,
                                                     alias="consumesCounters")
@@ -147,7 +147,7 @@ class CustomDevice(_Model):
     _attributes = field_validator("attributes")(classmethod(lambda cls, v: _check_attributes(v)))
 
 
-class CounterSet(_Model):
+class SharedCounterSet(_Model):
     """Shared counters (resource.k8s.io CounterSet) that partitionable devices draw on."""
 
     name: str
@@ -197,7 +197,7 @@ class DriverProfile(_Model):
     attributes: dict[str, Any] = Field(default_factory=dict)
     """Extra attributes every device gets (short form `model: X` or `{version: 1.0.0}`)."""
     devices: list[CustomDevice] = Field(default_factory=list)
-    shared_counters: list[CounterSet] = Field(default_factory=list, alias="sharedCounters")
+    shared_counters: list[SharedCounterSet] = Field(default_factory=list, alias="sharedCounters")
     device_class: DeviceClassProfile = Field(default_factory=DeviceClassProfile,
                                              alias="deviceClass")
     health_check_timeout_seconds: int = Field(default=30, ge=1, alias="healthCheckTimeoutSeconds")

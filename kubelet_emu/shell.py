@@ -187,7 +187,7 @@ def declare(name: str, value: str | None) -> str:
     return f'declare -x {name}="{escaped}"'
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(kw_only=True)
 class Shell:
     """The state of one running script."""
 

@@ -19,7 +19,7 @@ from fakeapi.kube.resourcelimits import (
     SLICE_MAX_DEVICES,
     SLICE_MAX_DEVICES_ADVANCED,
 )
-from kubelet_emu.inventory import Inventory
+from kubelet_emu.inventory import DriverPool
 
 Obj = dict[str, Any]
 RESOURCE_SLICES = "resourceslices.resource.k8s.io"
@@ -39,7 +39,7 @@ def _chunks(items: Sequence[Obj], size: int) -> list[list[Obj]]:
     return [list(items[i:i + size]) for i in range(0, len(items), size)]
 
 
-def desired_specs(inv: Inventory) -> list[Obj]:
+def desired_specs(inv: DriverPool) -> list[Obj]:
     """The specs (without the pool) of the slices the pool needs: counter sets in groups of
     8, then devices in groups of 128 (64 once any device needs the advanced limit)."""
     base = {"driver": inv.driver.name, "nodeName": inv.node}
@@ -57,7 +57,7 @@ def _without_pool(spec: Obj) -> Obj:
     return {k: v for k, v in spec.items() if k != "pool"}
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Plan:
     """The writes that publish a pool: updates (name → spec), creates and deletes."""
 
@@ -73,7 +73,7 @@ class Plan:
         return not (self.updates or self.creates or self.deletes)
 
 
-def plan(inv: Inventory, published: Iterable[Obj],
+def plan(inv: DriverPool, published: Iterable[Obj],
          written: Mapping[str, str] | None = None) -> Plan:
     """What to write so the published slices of the pool are exactly the desired ones.
 
@@ -116,7 +116,7 @@ def _spec_key(spec: Obj) -> str:
     return f"{'d' if devices else 'c'}/{first}"
 
 
-def new_slice(inv: Inventory, spec: Obj, owner: Obj | None) -> Obj:
+def new_slice(inv: DriverPool, spec: Obj, owner: Obj | None) -> Obj:
     """A slice to create: generateName `<node>-<driver>-`, owned by the Node (so the garbage
     collector removes it with the node), as upstream's controller writes it."""
     meta: Obj = {"generateName": f"{inv.node}-{inv.driver.name}-"}

@@ -16,7 +16,7 @@ import kubelet_emu.shell as shell
 from fakeapi.kube.podio import ExecRequest, ExecResult, LogRequest
 from fakeapi.machinery.clock import Clock
 from fakeapi.machinery.errors import ApiError, bad_request
-from kubelet_emu.pods import ContainerRun, PodRecord
+from kubelet_emu.pod_records import ContainerRun, PodRecord
 
 Obj = dict[str, Any]
 FOLLOW_POLL = 0.5
@@ -32,7 +32,7 @@ class Container:
     run: ContainerRun
 
 
-class NodeStreams:
+class KubeletStreams:
     """The `NodeStreams` of one emulated node: logs and exec of the pods it runs."""
 
     def __init__(self, *, node: str, clock: Clock,

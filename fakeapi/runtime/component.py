@@ -166,6 +166,10 @@ class Controller(Generic[K]):
         """Every watched informer has synced."""
         return all(i.synced for i, _ in self._watched)
 
+    def queues(self) -> Sequence[WorkQueue[Any]]:
+        """Its work queue (for `/metrics`)."""
+        return (self.queue,)
+
 
 def _own_key(type_: str, obj: Obj, old: Obj | None) -> list[str]:
     return [object_key(obj)]

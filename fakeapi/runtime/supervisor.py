@@ -3,7 +3,8 @@
 Nothing is swallowed: a crash is logged with its traceback and counted (the count is in
 `/metrics`), and a component that is backing off after a crash is not ready (`/readyz`).
 Backoff waits are timers on the injected clock, which hears when a component stops running
-(its work no longer counts for settling).
+(its work no longer counts for settling). `/metrics` also shows each component's work queues
+(`HasQueues`): depth, adds, retries and reconciles.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from typing import NamedTuple, Protocol
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from fakeapi.machinery.clock import Clock
+from fakeapi.runtime.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +40,28 @@ class Component(Protocol):
     def ready(self) -> bool:
         """Whether the component is up to date enough to act (e.g. its informers synced)."""
         ...
+
+
+@runtime_checkable
+class HasQueues(Protocol):
+    """A component whose work queues `/metrics` reports (every `Controller`; the kubelet
+    emulator has one per controller)."""
+
+    def queues(self) -> Sequence[WorkQueue[Any]]:
+        """The component's work queues (each named)."""
+        ...
+
+
+QUEUE_METRICS: tuple[tuple[str, str, str, Callable[[WorkQueue[Any]], int]], ...] = (
+    ("fakeapi_workqueue_depth", "gauge", "Keys waiting in a work queue.", len),
+    ("fakeapi_workqueue_adds_total", "counter", "Keys added to a work queue.",
+     lambda q: q.adds),
+    ("fakeapi_workqueue_retries_total", "counter",
+     "Reconciles that failed or asked to be retried.", lambda q: q.retries),
+    ("fakeapi_workqueue_reconciles_total", "counter", "Keys a work queue's workers reconciled.",
+     lambda q: q.reconciles),
+)
+"""(name, type, help, value of a queue) of each work-queue metric."""
 
 
 @dataclasses.dataclass
@@ -154,7 +179,7 @@ class Supervisor:
         return checks
 
     def metrics_text(self) -> str:
-        """Prometheus text: crashes and readiness per component."""
+        """Prometheus text: crashes and readiness per component, and its queues' metrics."""
         lines = ["# HELP fakeapi_component_crashes_total Times a component crashed and was "
                  "restarted.", "# TYPE fakeapi_component_crashes_total counter"]
         lines += [f'fakeapi_component_crashes_total{{component="{u.name}"}} {u.crashes}'
@@ -163,4 +188,10 @@ class Supervisor:
                   "# TYPE fakeapi_component_ready gauge"]
         lines += [f'fakeapi_component_ready{{component="{h.name}"}} {int(h.ok)}'
                   for h in self.health()]
+        queues = [(u.name, q) for u in self.units.values() if isinstance(u.component, HasQueues)
+                  for q in u.component.queues()]
+        for name, type_, help_, value in QUEUE_METRICS:
+            lines += [f"# HELP {name} {help_}", f"# TYPE {name} {type_}"]
+            lines += [f'{name}{{component="{unit}",queue="{q.name}"}} {value(q)}'
+                      for unit, q in queues]
         return "\n".join(lines) + "\n"

@@ -5,7 +5,8 @@ to a second worker, and if it is added meanwhile it is processed again once `don
 keys come back after an exponential per-key delay (5 ms doubling up to 1000 s, client-go's
 defaults) that `forget()` resets. Delays are timers on the injected `Clock`, so a virtual
 clock drives them; the queue tells the clock when it has gone idle (`busy()` is a settling
-probe).
+probe). Each queue counts its adds, retries and reconciles (`/metrics` reports them per
+component, with its depth).
 """
 
 from __future__ import annotations
@@ -71,6 +72,12 @@ class WorkQueue(Generic[K]):
         self._processing: set[K] = set()
         self._timers: dict[K, tuple[float, Timer]] = {}
         self._ready = asyncio.Event()
+        self.adds = 0
+        """Keys queued (an add of a key already waiting is not counted, as client-go's)."""
+        self.retries = 0
+        """Reconciles that failed or asked to be retried (each brings its key back)."""
+        self.reconciles = 0
+        """Keys its workers reconciled, successfully or not."""
 
     def add(self, key: K) -> None:
         """Queue `key` now (a no-op when it is already waiting)."""
@@ -80,6 +87,7 @@ class WorkQueue(Generic[K]):
         if key in self._dirty:
             return
         self._dirty.add(key)
+        self.adds += 1
         if key not in self._processing:
             self._queue.append(key)
             self._ready.set()
@@ -160,21 +168,25 @@ async def process(queue: WorkQueue[K], reconcile: Callable[[K], Awaitable[None]]
         try:
             await reconcile(key)
         except Retry as r:
+            queue.retries += 1
             if r.after is None:
                 queue.add_rate_limited(key)
             else:
                 queue.add_after(key, r.after)
         except ApiError as e:
+            queue.retries += 1
             if e.code == 409:
                 log.debug("%s: %r: conflict, retrying: %s", name, key, e)
             else:
                 log.warning("%s: %r: %s (retry %d)", name, key, e, queue.limiter.retries(key))
             queue.add_rate_limited(key)
         except Exception:
+            queue.retries += 1
             log.exception("%s: reconciling %r failed (retry %d)", name, key,
                           queue.limiter.retries(key))
             queue.add_rate_limited(key)
         else:
             queue.forget(key)
         finally:
+            queue.reconciles += 1
             queue.done(key)

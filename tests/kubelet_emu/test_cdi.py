@@ -1,4 +1,4 @@
-"""CDI specs on disk and the runtime's registry: atomic writes with an exact mode (folders
+"""CDI specs on disk and the runtime's spec cache: atomic writes with an exact mode (folders
 made on demand), and resolution that always follows the files, even though it keeps an
 index between lookups (a rewritten, removed, new or unreadable spec)."""
 
@@ -29,22 +29,22 @@ def test_write_atomically_makes_the_folder_and_sets_the_mode(tmp_path: Path) -> 
     assert sorted(p.name for p in path.parent.iterdir()) == ["metadata.json"]  # no tmp left
 
 
-def test_the_registry_follows_the_files(tmp_path: Path) -> None:
+def test_the_spec_cache_follows_the_files(tmp_path: Path) -> None:
     folder = tmp_path / "cdi"
-    registry = cdi.Registry(folder)
+    specs = cdi.SpecCache(folder)
     name = cdi.qualified(KIND, "uid-gpu-0")
-    assert registry.resolve([name]) == (cdi.ContainerEdits(), [name])  # no folder yet
+    assert specs.resolve([name]) == (cdi.ContainerEdits(), [name])  # no folder yet
     cdi.write_spec(folder, "claim.json", cdi.spec(KIND, [device("uid-gpu-0", "A=1")]))
-    assert registry.resolve([name])[0].env == ("A=1",)
+    assert specs.resolve([name])[0].env == ("A=1",)
     # rewritten at once with other content: the new file is read
     cdi.write_spec(folder, "claim.json", cdi.spec(KIND, [device("uid-gpu-0", "A=2")]))
-    assert registry.resolve([name])[0].env == ("A=2",)
+    assert specs.resolve([name])[0].env == ("A=2",)
     # another spec appears: its devices are found, the first one's still resolve
     other = cdi.qualified(KIND, "common")
     cdi.write_spec(folder, "common.json", cdi.spec(KIND, [device("common", "NODE=n")]))
-    edits, missing = registry.resolve([other, name, other])
+    edits, missing = specs.resolve([other, name, other])
     assert (edits.env, missing) == (("NODE=n", "A=2"), [])
     # an unreadable spec is skipped; a removed one no longer resolves
     (folder / "broken.json").write_text("{not json")
     cdi.remove(folder / "claim.json")
-    assert registry.resolve([name, other]) == (cdi.ContainerEdits(env=("NODE=n",)), [name])
+    assert specs.resolve([name, other]) == (cdi.ContainerEdits(env=("NODE=n",)), [name])

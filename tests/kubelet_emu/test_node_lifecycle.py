@@ -165,8 +165,8 @@ async def test_whole_list_writes_never_overwrite_a_change_they_did_not_read(
             {"key": "example.com/mine", "effect": "NoSchedule"}]}})
         await plane.settle()
         unknown = {**stale, "status": {"conditions": [{"type": "Ready", "status": "Unknown"}]}}
-        for write in (lambda: controller._mark_unknown(stale, False),
-                      lambda: controller._taint(unknown)):
+        for write in (lambda: controller.mark_unknown(stale, False),
+                      lambda: controller.write_taints(unknown)):
             with pytest.raises(ApiError) as e:
                 await write()
             assert e.value.code == 409

@@ -23,6 +23,8 @@ from tests.support.emulated_nodes import (
 )
 
 DEMO = "export; trap 'exit 0' TERM; sleep 9999 & wait"
+KUBELET = "system:serviceaccount:kube-system:kubelet"
+"""Who the kubelet's writes are by (the event log's actor)."""
 
 
 def admin(plane: ControlPlane) -> Client:
@@ -69,21 +71,14 @@ async def test_a_bound_pod_goes_running_and_ready(tmp_path: Path) -> None:
         assert ("kubelet", "status") in managers
 
 
-async def test_the_kubelet_writes_a_started_pods_status_once(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_kubelet_writes_a_started_pods_status_once(tmp_path: Path) -> None:
     """Running and Ready in one write, and no second one: the status the kubelet computes
     compares equal to what the server keeps (null fields, as the scheduler's PodScheduled
-    `lastProbeTime: null`, are pruned by its merge patch), so nothing is written again."""
+    `lastProbeTime: null`, are pruned by its merge patch), so nothing is written again when
+    the kubelet looks at the pod its own write changed (the event log shows every write)."""
     async with emulated_plane(tmp_path, nodes=1, components=WITH_SCHEDULING) as plane:
         c = admin(plane)
-        worker = kubelet_of(plane).pods
-        written: list[dict[str, Any]] = []
-        patch = worker._patch_status
-
-        async def counted(pod_obj: dict[str, Any], state: Any, status: dict[str, Any]) -> None:
-            written.append(status)
-            await patch(pod_obj, state, status)
-        monkeypatch.setattr(worker, "_patch_status", counted)
+        start = plane.cluster.log.revision
         body = pod("web", command=["bash", "-c", DEMO])
         del body["spec"]["nodeName"]
         await c.create("pods", body)
@@ -91,8 +86,11 @@ async def test_the_kubelet_writes_a_started_pods_status_once(
         clock = plane.clock
         assert isinstance(clock, VirtualClock)
         await clock.advance(60)
-        assert [w["phase"] for w in written] == ["Running"]
-        assert (await get_pod(c, "web"))["status"]["conditions"] == written[0]["conditions"]
+        written = [e.object for e in plane.cluster.log.since(start)
+                   if (e.resource, e.name, e.actor) == ("pods", "web", KUBELET)]
+        assert [w["status"]["phase"] for w in written] == ["Running"]
+        assert (await get_pod(c, "web"))["status"]["conditions"] == \
+            written[0]["status"]["conditions"]
 
 
 @pytest.mark.parametrize(("script", "policy", "phase", "code"), [
@@ -203,7 +201,7 @@ async def test_a_condition_written_while_the_kubelet_writes_is_kept(tmp_path: Pa
         target = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByTest",
                   "message": "evicted by the test", "lastTransitionTime": None}
         raced: list[str] = []
-        node_client = kubelet.node_client
+        node_client = kubelet.nodes.client
 
         def racing_client(account: str, node: str | None) -> Any:
             client = node_client(account, node)
@@ -220,7 +218,7 @@ async def test_a_condition_written_while_the_kubelet_writes_is_kept(tmp_path: Pa
             setattr(client, "patch", racing_patch)  # noqa: B010
             return client
 
-        setattr(kubelet, "node_client", racing_client)  # noqa: B010
+        setattr(kubelet.nodes, "client", racing_client)  # noqa: B010
         await c.create("pods", pod("web", command=["bash", "-c", DEMO]))
         await plane.settle()
         p = await get_pod(c, "web")

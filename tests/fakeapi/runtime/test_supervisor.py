@@ -9,6 +9,7 @@ import pytest
 
 from fakeapi.machinery.clock import VirtualClock
 from fakeapi.runtime.supervisor import Health, Supervisor
+from fakeapi.runtime.workqueue import WorkQueue
 
 
 class Flaky:
@@ -70,6 +71,30 @@ async def test_a_crashed_component_is_logged_counted_and_restarted_with_backoff(
     assert 'fakeapi_component_ready{component="flaky"} 1' in sup.metrics_text()
     await sup.stop()
     assert sup.health() == [Health("flaky", False, "stopped")]
+
+
+async def test_metrics_show_each_work_queue_of_a_component(clock: VirtualClock) -> None:
+    class Queued(Flaky):
+        def __init__(self, clock: VirtualClock) -> None:
+            super().__init__(clock, crashes=0)
+            self.pods: WorkQueue[str] = WorkQueue(clock=clock, name="two/pods")
+            self.nodes: WorkQueue[str] = WorkQueue(clock=clock, name="two/nodes")
+
+        def queues(self) -> list[WorkQueue[str]]:
+            return [self.pods, self.nodes]
+
+    sup = Supervisor(clock=clock)
+    two = Queued(clock)
+    sup.add("two", two)
+    sup.add("plain", Flaky(clock, crashes=0))
+    for key in ("a", "b", "a"):
+        two.pods.add(key)
+    lines = sup.metrics_text().splitlines()
+    assert 'fakeapi_workqueue_depth{component="two",queue="two/pods"} 2' in lines
+    assert 'fakeapi_workqueue_adds_total{component="two",queue="two/pods"} 2' in lines
+    assert 'fakeapi_workqueue_depth{component="two",queue="two/nodes"} 0' in lines
+    assert 'fakeapi_workqueue_reconciles_total{component="two",queue="two/nodes"} 0' in lines
+    assert not [line for line in lines if 'component="plain"' in line and "workqueue" in line]
 
 
 async def test_backoff_starts_over_after_a_stable_run(clock: VirtualClock) -> None:

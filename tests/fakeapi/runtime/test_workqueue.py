@@ -50,6 +50,7 @@ def test_a_key_is_queued_once_however_often_it_is_added(queue: WorkQueue[str]) -
     for key in ("a", "b", "a", "a", "c", "b"):
         queue.add(key)
     assert len(queue) == 3
+    assert queue.adds == 3, "an add of a key already waiting is not counted"
 
 
 async def test_a_key_added_while_processing_comes_back_after_done(
@@ -81,6 +82,9 @@ async def test_failed_keys_come_back_on_the_virtual_clock(
     assert [t for _, t in calls] == expected
     assert queue.limiter.retries("k") == 0, "a success resets the backoff"
     assert not queue.busy() and queue.waiting() == 0
+    # what /metrics shows: every call was an add and a reconcile, every failure a retry
+    assert (queue.adds, queue.reconciles, queue.retries) == (
+        len(expected), len(expected), len(expected) - 1)
 
 
 @pytest.mark.parametrize("calls", [{"bad": [ValueError("no such thing"), None]}],
