@@ -8,13 +8,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from fakeapi.registry.kinds import RESOURCE_CLAIMS
 from fakeapi.runtime.component import ComponentContext, Controller
 from fakeapi.runtime.informer import object_key
 from kubelet_emu.node_state import EmulatedNodes
 from kubelet_emu.plugin import Claim
 
 Obj = dict[str, Any]
-CLAIMS = "resourceclaims.resource.k8s.io"
+CLAIMS = RESOURCE_CLAIMS.resource_id
 BindingKey = tuple[str, str, str]
 """(node, driver, namespace/name of the claim)."""
 

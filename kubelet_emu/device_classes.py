@@ -7,13 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from fakeapi.machinery.errors import ApiError
+from fakeapi.registry.kinds import DEVICE_CLASSES
 from fakeapi.runtime.component import ComponentContext, Controller
 from kubelet_emu.node_state import EmulatedNodes, NodeState
 from kubelet_emu.profile import DriverProfile
 from kubelet_emu.settings import INSTALLER_ACCOUNT
 
 Obj = dict[str, Any]
-DEVICE_CLASSES = "deviceclasses.resource.k8s.io"
+DEVICE_CLASSES_ID = DEVICE_CLASSES.resource_id
 CLASSES = "classes"
 """The one key: install what is missing."""
 
@@ -60,7 +61,7 @@ class DeviceClassInstaller(Controller[str]):
             if driver.name in self.installed:
                 continue
             try:
-                await client.create(DEVICE_CLASSES, device_class(driver))
+                await client.create(DEVICE_CLASSES_ID, device_class(driver))
             except ApiError as e:
                 if e.code != 409:
                     raise

@@ -29,6 +29,7 @@ from fakeapi.client import Client
 from fakeapi.machinery.clock import Clock, Timer
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.timestamps import rfc3339
+from fakeapi.registry.kinds import RESOURCE_CLAIMS
 from kubelet_emu.inventory import DriverPool, cpu_capacity_key
 from kubelet_emu.metadata import MetadataWriter
 from kubelet_emu.plugin import (
@@ -45,7 +46,7 @@ from kubelet_emu.profile import BINDING_CONDITIONS_PLUGIN
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
-CLAIMS = "resourceclaims.resource.k8s.io"
+CLAIMS = RESOURCE_CLAIMS.resource_id
 CLASSES = {"example-gpu": "gpu", "example-net": "net", "example-cpu": "cpu", "nic": "nic"}
 KNOWN_CONFIGS = {"example-gpu": {"GpuConfig": ex.GPU_API},
                  "example-net": {"NetConfig": ex.NET_API}}

@@ -10,13 +10,14 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from fakeapi.machinery.timestamps import parse_time
+from fakeapi.registry.kinds import DEVICE_FAULTS, NODE_FAULTS
 from fakeapi.runtime.component import ComponentContext, Controller
 from kubelet_emu.node_state import EmulatedNodes
 from kubelet_emu.plugin import HealthStatus
 
 Obj = dict[str, Any]
-DEVICE_FAULTS = "devicefaults.emulator.fakeapi.dev"
-NODE_FAULTS = "nodefaults.emulator.fakeapi.dev"
+DEVICE_FAULTS_ID = DEVICE_FAULTS.resource_id
+NODE_FAULTS_ID = NODE_FAULTS.resource_id
 NODE_INDEX = "node"
 """The faults-by-node index."""
 
@@ -36,8 +37,8 @@ class FaultInjector(Controller[str]):
         super().__init__(ctx)
         self.nodes = nodes
         self._resumed = resumed
-        self.device_faults = self.watch(DEVICE_FAULTS, self._fault_keys)
-        self.node_faults = self.watch(NODE_FAULTS, self._fault_keys)
+        self.device_faults = self.watch(DEVICE_FAULTS_ID, self._fault_keys)
+        self.node_faults = self.watch(NODE_FAULTS_ID, self._fault_keys)
         for informer in (self.device_faults, self.node_faults):
             informer.cache.add_index(NODE_INDEX, fault_node)
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 import kubelet_emu.nodes as nodes
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.timestamps import rfc3339_micro
+from fakeapi.registry.kinds import LEASES
 from fakeapi.runtime.component import ComponentContext, Controller
 from kubelet_emu.node_state import EmulatedNodes
 from kubelet_emu.settings import KUBELET_ACCOUNT
 
-LEASES = "leases.coordination.k8s.io"
+LEASES_ID = LEASES.resource_id
 
 
 class LeaseRenewer(Controller[str]):
@@ -41,24 +42,24 @@ class LeaseRenewer(Controller[str]):
         now = rfc3339_micro(self.clock.now())
         if state.lease is None:
             try:
-                state.lease = await client.get(LEASES, name, nodes.LEASE_NAMESPACE)
+                state.lease = await client.get(LEASES_ID, name, nodes.LEASE_NAMESPACE)
             except ApiError as e:
                 if e.code != 404:
                     raise
         if state.lease is None:
             node = {"metadata": {"name": name, "uid": state.uid}}
             try:
-                state.lease = await client.create(LEASES, nodes.lease_object(node, now))
+                state.lease = await client.create(LEASES_ID, nodes.lease_object(node, now))
             except ApiError as e:
                 if e.code != 409:
                     raise
-                state.lease = await client.get(LEASES, name, nodes.LEASE_NAMESPACE)
+                state.lease = await client.get(LEASES_ID, name, nodes.LEASE_NAMESPACE)
         else:
             lease = {**state.lease, "spec": {  # the stored lease is shared: never mutated
                 **state.lease.get("spec", {}), "holderIdentity": name,
                 "leaseDurationSeconds": nodes.LEASE_DURATION_SECONDS, "renewTime": now}}
             try:
-                state.lease = await client.update(LEASES, lease, copy=False)
+                state.lease = await client.update(LEASES_ID, lease, copy=False)
             except ApiError as e:
                 state.lease = None
                 if e.code not in (404, 409):

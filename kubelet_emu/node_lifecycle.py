@@ -23,6 +23,7 @@ from typing import Any
 from fakeapi.kube import taints
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.timestamps import parse_time, rfc3339
+from fakeapi.registry.kinds import LEASES
 from fakeapi.runtime.component import ComponentContext, Controller
 from fakeapi.runtime.informer import object_key
 from kubelet_emu.nodes import NODE_INDEX, pod_node
@@ -30,7 +31,7 @@ from kubelet_emu.nodes import NODE_INDEX, pod_node
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
-LEASES = "leases.coordination.k8s.io"
+LEASES_ID = LEASES.resource_id
 LEASE_NAMESPACE = "kube-node-lease"
 GRACE_SECONDS = 50.0
 """--node-monitor-grace-period (50 s since 1.32)."""
@@ -64,7 +65,7 @@ class NodeLifecycleController(Controller[str]):
     def __init__(self, ctx: ComponentContext) -> None:
         super().__init__(ctx)
         self.nodes = self.watch("nodes")
-        self.leases = self.watch(LEASES, self._lease_keys)
+        self.leases = self.watch(LEASES_ID, self._lease_keys)
         self.pods = self.ctx.informers.get("pods")
         self.pods.cache.add_index(NODE_INDEX, pod_node)
 

@@ -21,6 +21,7 @@ import kubelet_emu.nodes as nodes
 from fakeapi.kube.podio import NodeStreams
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.timestamps import rfc3339
+from fakeapi.registry.kinds import RESOURCE_CLAIMS
 from fakeapi.runtime.component import ComponentContext, Controller
 from kubelet_emu.drivers import FakeDriver
 from kubelet_emu.health import HealthCache
@@ -38,7 +39,7 @@ log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 NODES = "nodes"
-CLAIMS = "resourceclaims.resource.k8s.io"
+CLAIMS = RESOURCE_CLAIMS.resource_id
 
 
 def opted_out(node: Obj) -> bool:

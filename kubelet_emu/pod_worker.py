@@ -37,6 +37,7 @@ import kubelet_emu.shell as shell
 import kubelet_emu.streams as streams
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.timestamps import parse_time, rfc3339
+from fakeapi.registry.kinds import RESOURCE_CLAIMS
 from fakeapi.runtime.component import ComponentContext, Controller
 from fakeapi.runtime.informer import object_key
 from fakeapi.runtime.workqueue import Retry
@@ -74,7 +75,7 @@ from kubelet_emu.settings import KUBELET_ACCOUNT, RUN_SECONDS_ANNOTATION
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
-CLAIMS = "resourceclaims.resource.k8s.io"
+CLAIMS = RESOURCE_CLAIMS.resource_id
 PODS = "pods"
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import kubelet_emu.slices as slices
 from fakeapi.machinery.errors import ApiError
+from fakeapi.registry.kinds import RESOURCE_SLICES
 from fakeapi.runtime.component import ComponentContext, Controller
 from kubelet_emu.node_state import EmulatedNodes
 from kubelet_emu.settings import PLUGIN_ACCOUNT
@@ -19,6 +20,9 @@ PoolKey = tuple[str, str]
 """(node, driver)."""
 POOL_INDEX = "pool"
 """The slices-by-pool index (`<node>/<driver>`)."""
+
+
+SLICES = RESOURCE_SLICES.resource_id
 
 
 def _pool_key(obj: Obj) -> list[str]:
@@ -34,7 +38,7 @@ class SlicePublisher(Controller[PoolKey]):
     def __init__(self, ctx: ComponentContext, *, nodes: EmulatedNodes) -> None:
         super().__init__(ctx)
         self.nodes = nodes
-        self.slice_informer = self.watch(slices.RESOURCE_SLICES, self._slice_keys)
+        self.slice_informer = self.watch(SLICES, self._slice_keys)
         self.slice_informer.cache.add_index(POOL_INDEX, _pool_key)
 
     def _slice_keys(self, type_: str, obj: Obj, old: Obj | None) -> Iterable[PoolKey]:
@@ -72,17 +76,17 @@ class SlicePublisher(Controller[PoolKey]):
         for current, spec in plan.updates:
             obj = {**current, "spec": spec,
                    "metadata": {**current["metadata"]}}
-            stored = await client.update(slices.RESOURCE_SLICES, obj)
+            stored = await client.update(SLICES, obj)
             written[stored["metadata"]["name"]] = stored["metadata"]["resourceVersion"]
             last = max(last, int(stored["metadata"]["resourceVersion"]))
         for spec in plan.creates:
-            stored = await client.create(slices.RESOURCE_SLICES,
+            stored = await client.create(SLICES,
                                          slices.new_slice(inv, spec, owner))
             written[stored["metadata"]["name"]] = stored["metadata"]["resourceVersion"]
             last = max(last, int(stored["metadata"]["resourceVersion"]))
         for gone in plan.deletes:
             try:
-                deleted = await client.delete(slices.RESOURCE_SLICES, gone["metadata"]["name"])
+                deleted = await client.delete(SLICES, gone["metadata"]["name"])
                 last = max(last, int(deleted["metadata"]["resourceVersion"]))
             except ApiError as e:
                 if e.code != 404:

@@ -22,7 +22,6 @@ from fakeapi.kube.resourcelimits import (
 from kubelet_emu.inventory import DriverPool
 
 Obj = dict[str, Any]
-RESOURCE_SLICES = "resourceslices.resource.k8s.io"
 API_VERSION = "resource.k8s.io/v1"
 
 
