@@ -96,7 +96,7 @@ def compare(o: Any, n: Any, t: MergeType) -> tuple[FieldSet | None, FieldSet | N
     if shape == "d":
         od = o if isinstance(o, dict) else {}
         nd = n if isinstance(n, dict) else {}
-        for k in _keys(od, nd):
+        for k in union_keys(od, nd):
             co, cn = od.get(k, MISSING), nd.get(k, MISSING)
             # A Go non-pointer field is never absent: compare with its empty value.
             if co is MISSING:  # added
@@ -125,7 +125,7 @@ def compare(o: Any, n: Any, t: MergeType) -> tuple[FieldSet | None, FieldSet | N
             return _compare_leaf(o, n)
         elem = t.elem()
         oi, ni = dict(reversed(li)), dict(reversed(ri))
-        for pe in _keys(oi, ni):
+        for pe in union_keys(oi, ni):
             c, r = compare(oi.get(pe, MISSING), ni.get(pe, MISSING), elem)
             if c is not None:
                 chg[pe] = c
@@ -141,7 +141,8 @@ def _compare_leaf(o: Any, n: Any) -> tuple[FieldSet | None, FieldSet | None]:
     return {}, None
 
 
-def _keys(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+def union_keys(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """The keys of `a`, then those only `b` has: the order a three-way compare visits them."""
     return list(a) + [k for k in b if k not in a]
 
 

@@ -28,8 +28,8 @@ SCALAR, STRUCT, MAP, LIST, ANY = "scalar", "struct", "map", "list", "any"
 
 # List-map key fields with a schema default upstream (the 1.37 JSON schemas drop defaults).
 _KEY_DEFAULTS = {"protocol": "TCP"}
-# Struct fields Go always serializes (non-pointer): never "added" or "removed" themselves.
-_ALWAYS_PRESENT = frozenset({"metadata", "spec", "status"})
+ALWAYS_PRESENT = frozenset({"metadata", "spec", "status"})
+"""Struct fields Go always serializes (non-pointer): never "added" or "removed" themselves."""
 
 
 class MergeType:
@@ -50,7 +50,7 @@ class MergeType:
         self.required = frozenset(required)
         # Go non-pointer struct fields: never absent, so never "added" or "removed" themselves.
         self.nonpointer = frozenset(k for k in self.props
-                                    if k in _ALWAYS_PRESENT or k in self.required)
+                                    if k in ALWAYS_PRESENT or k in self.required)
         self._kids: dict[str, MergeType] = {}
 
     def declares(self, name: str) -> bool:

@@ -1,7 +1,7 @@
 """The fast paths of managedFields bookkeeping equal the general three-way compare.
 
 A create walks the new object once (`fieldsets.created`), and the compare of an update
-takes added subtrees the same way (`fieldsets._added`). Both must give exactly what the plain
+takes added subtrees the same way. Both must give exactly what the plain
 three-way compare gives: `_reference_compare` below is that compare as it was before the fast
 paths, kept here as the oracle. Checked on every object under tests/data and on many seeded
 random mutations of them (byte-identical fieldsV1 after `fp.canonical`). `fp.difference`, which
@@ -42,12 +42,12 @@ def _reference_compare(o: Any, n: Any, t: Any) -> tuple[FieldSet | None, FieldSe
     if shape == "d":
         od = o if isinstance(o, dict) else {}
         nd = n if isinstance(n, dict) else {}
-        for k in fs._keys(od, nd):
+        for k in fs.union_keys(od, nd):
             co, cn = od.get(k, MISSING), nd.get(k, MISSING)
             if co is not MISSING and cn is not MISSING and (co is cn or co == cn):
                 continue
             if (co is MISSING or cn is MISSING) and t.declares(k) and (
-                    k in mt._ALWAYS_PRESENT or k in t.required):
+                    k in mt.ALWAYS_PRESENT or k in t.required):
                 other = cn if co is MISSING else co
                 if isinstance(other, (dict, list)):
                     if co is MISSING:
@@ -65,7 +65,7 @@ def _reference_compare(o: Any, n: Any, t: Any) -> tuple[FieldSet | None, FieldSe
         if li is None or ri is None:
             return (None, {}) if n is MISSING else ({}, None)
         oi, ni = dict(reversed(li)), dict(reversed(ri))
-        for pe in fs._keys(oi, ni):
+        for pe in fs.union_keys(oi, ni):
             c, r = _reference_compare(oi.get(pe, MISSING), ni.get(pe, MISSING), t.elem())
             if c is not None:
                 chg[pe] = c
