@@ -75,11 +75,14 @@ def current() -> str:
     if wanted:
         load(wanted)
         return wanted
-    found = available()
-    if not found:
-        raise EngineUnavailable("no CEL engine is installed (pip install cel-expr-python "
-                                "or cel-python)")
-    return found[0]
+    for name in ENGINES:  # the first that imports; the others stay unloaded
+        try:
+            load(name)
+        except EngineUnavailable:
+            continue
+        return name
+    raise EngineUnavailable("no CEL engine is installed (pip install cel-expr-python "
+                            "or cel-python)")
 
 
 class CompileCache:

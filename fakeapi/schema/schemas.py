@@ -8,7 +8,8 @@ apply, OpenAPI, `kubectl explain`) reads definitions through this module.
 from __future__ import annotations
 
 import functools
-from importlib import resources
+import importlib.util
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -85,7 +86,11 @@ def types_of(node: Schema) -> set[str]:
 
 @functools.cache
 def get_schemas() -> Schemas:
-    """Load the 1.37 definitions once per process."""
-    base = resources.files("kubernetes_validate") / "kubernetes-json-schema" / SCHEMA_VERSION
+    """Load the 1.37 definitions once per process (the package's data files only: its
+    validator, and jsonschema with it, is never imported)."""
+    spec = importlib.util.find_spec("kubernetes_validate")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("fakeapi needs kubernetes-validate (its 1.37 schemas)")
+    base = Path(spec.submodule_search_locations[0]) / "kubernetes-json-schema" / SCHEMA_VERSION
     data = orjson.loads((base / "_definitions.json").read_bytes())
     return Schemas({**data["$defs"], **emulator_api.DEFINITIONS})
