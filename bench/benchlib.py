@@ -75,10 +75,20 @@ class Server:
         return time.perf_counter() - t0
 
 
+def child_env() -> dict[str, str]:
+    """This process's environment for a child Python, with bytecode caching on: a user's
+    installed package runs from its .pyc files, so the benches measure that (an inherited
+    PYTHONDONTWRITEBYTECODE would make every start compile every module)."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def start_server(*, tls: bool = False, data_dir: Path | None = None,
                  extra: tuple[str, ...] = (), python_args: tuple[str, ...] = (),
                  timeout: float = 20.0) -> Server:
-    """Start `fakeapi serve --port 0` in a child process and wait for its ready line.
+    """Start `fakeapi serve --port 0` in a child process and wait for its ready line (plain
+    HTTP unless `tls`; with TLS and no data directory it is the default `fakeapi serve`).
 
     `python_args` go before `-m fakeapi.cli` (e.g. `-m cProfile -o FILE` to profile it).
     """
@@ -89,7 +99,8 @@ def start_server(*, tls: bool = False, data_dir: Path | None = None,
         cmd += ["--data-dir", str(data_dir)]
     cmd += list(extra)
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            env=child_env())
     assert proc.stdout is not None
     deadline = t0 + timeout
     line = b""

@@ -35,7 +35,6 @@ log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 Key = tuple[str, str, str]
-NAME = "device-taint-eviction-controller"
 CONDITION = "EvictionInProgress"
 BY_POOL = "devicetainteviction:pool"
 SLICES_BY_POOL = "devicetainteviction:slice-pool"
@@ -69,7 +68,7 @@ class DeviceTaintEvictionController(Controller[Key]):
 
     def __init__(self, ctx: ComponentContext) -> None:
         super().__init__(ctx)
-        self.events = EventRecorder(client=self.client, clock=self.clock, component=NAME)
+        self.events = EventRecorder(client=self.client, clock=self.clock, component=ctx.name)
         self.pods = self.watch(PODS.resource_id, self._pod_changed)
         self.claims = self.watch(RESOURCE_CLAIMS.resource_id, self._claim_changed)
         self.slices = self.watch(RESOURCE_SLICES.resource_id, self._slice_changed)

@@ -32,7 +32,6 @@ from fakeapi.runtime.workqueue import Retry
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
-GATE = "DRAResourcePoolStatus"
 COMPLETED_TTL = dt.timedelta(hours=1)
 """Same as upstream completedRequestTTL."""
 PENDING_TTL = dt.timedelta(hours=24)

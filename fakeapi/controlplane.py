@@ -14,33 +14,16 @@ import dataclasses
 import logging
 from collections.abc import Iterable
 
-import controllers
-import kubelet_emu
-import scheduler
+from fakeapi.catalog import all_components
 from fakeapi.client import Client
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.machinery.clock import Clock
-from fakeapi.runtime.component import (
-    ComponentContext,
-    ComponentSpec,
-    Route,
-    ServesRoutes,
-    select,
-)
+from fakeapi.runtime.component import ComponentContext, Route, ServesRoutes
 from fakeapi.runtime.informer import Informer, Informers
+from fakeapi.runtime.spec import ComponentSpec, select
 from fakeapi.runtime.supervisor import Component, Health, Supervisor
 from kubelet_emu.settings import EmulatorSettings
 
-
-def all_components(emulator: EmulatorSettings | None = None) -> tuple[ComponentSpec, ...]:
-    """Every component any package offers, in start order (the node emulator configured by
-    `emulator`)."""
-    return (*controllers.COMPONENTS, *scheduler.COMPONENTS,
-            *kubelet_emu.components(emulator or EmulatorSettings()))
-
-
-ALL_COMPONENTS: tuple[ComponentSpec, ...] = all_components()
-"""Every component any package offers, in start order (the default node emulator)."""
 log = logging.getLogger(__name__)
 INFORMERS_IDENTITY = "system:kube-controller-manager"
 """Who the shared informers list and watch as (upstream's controller-manager user)."""

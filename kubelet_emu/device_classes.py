@@ -4,14 +4,16 @@ as it is, and one deleted later is not made again. One key: `CLASSES`."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fakeapi.machinery.errors import ApiError
 from fakeapi.registry.kinds import DEVICE_CLASSES
 from fakeapi.runtime.component import ComponentContext, Controller
 from kubelet_emu.node_state import EmulatedNodes, NodeState
-from kubelet_emu.profile import DriverProfile
 from kubelet_emu.settings import INSTALLER_ACCOUNT
+
+if TYPE_CHECKING:
+    from kubelet_emu.profile import DriverProfile
 
 Obj = dict[str, Any]
 DEVICE_CLASSES_ID = DEVICE_CLASSES.resource_id
@@ -47,7 +49,7 @@ class DeviceClassInstaller(Controller[str]):
 
     def _all_drivers(self) -> list[DriverProfile]:
         seen: dict[str, DriverProfile] = {}
-        for d in self.nodes.settings.profile.drivers if self.nodes.configured else ():
+        for d in self.nodes.settings.node_profile().drivers if self.nodes.configured else ():
             seen.setdefault(d.name, d)
         for state in self.nodes.by_name.values():
             for d in state.drivers():

@@ -30,6 +30,7 @@ from fakeapi.machinery.clock import Clock, Timer
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.timestamps import rfc3339
 from fakeapi.registry.kinds import RESOURCE_CLAIMS
+from kubelet_emu.driver_kinds import BINDING_CONDITIONS_PLUGIN
 from kubelet_emu.inventory import DriverPool, cpu_capacity_key
 from kubelet_emu.metadata import MetadataWriter
 from kubelet_emu.plugin import (
@@ -41,7 +42,6 @@ from kubelet_emu.plugin import (
     PrepareResult,
     base_request,
 )
-from kubelet_emu.profile import BINDING_CONDITIONS_PLUGIN
 
 log = logging.getLogger(__name__)
 

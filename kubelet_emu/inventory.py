@@ -15,10 +15,13 @@ import random
 import uuid
 from collections.abc import Mapping
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fakeapi.machinery.quantity import parse_quantity
-from kubelet_emu.profile import DriverProfile, attribute_value
+from kubelet_emu.attributes import attribute_value
+
+if TYPE_CHECKING:
+    from kubelet_emu.profile import DriverProfile
 
 Obj = dict[str, Any]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import kubelet_emu.nodes as nodes
 from fakeapi.kube.podio import NodeStreams
@@ -27,13 +27,15 @@ from kubelet_emu.drivers import FakeDriver
 from kubelet_emu.health import HealthCache
 from kubelet_emu.inventory import inventory
 from kubelet_emu.node_state import EmulatedNodes, NodeState
-from kubelet_emu.profile import NodeProfile, ProfileError, load_profile
 from kubelet_emu.settings import (
     KUBELET_ACCOUNT,
     MANAGED_ANNOTATION,
     PLUGIN_ACCOUNT,
     PROFILE_ANNOTATION,
 )
+
+if TYPE_CHECKING:
+    from kubelet_emu.profile import NodeProfile
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +82,8 @@ class NodeRegistrar(Controller[str]):
         return []
 
     def _profile_for(self, node: Obj | None, name: str) -> NodeProfile | None:
+        from kubelet_emu.profile import ProfileError, load_profile  # pydantic, on first use
+
         named = named_profile(node) if node is not None else ""
         if named:
             try:
@@ -87,7 +91,7 @@ class NodeRegistrar(Controller[str]):
             except ProfileError as e:
                 log.warning("node %s names profile %r: %s", name, named, e)
                 return None
-        return self.nodes.settings.profile if name in self.nodes.configured else None
+        return self.nodes.settings.node_profile() if name in self.nodes.configured else None
 
     def _deleted(self, state: NodeState, node: Obj | None) -> bool:
         """Whether the Node the kubelet registered is gone (or replaced by another of the

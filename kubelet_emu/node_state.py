@@ -7,14 +7,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import kubelet_emu.nodes as nodes
 from fakeapi.client import Client
 from kubelet_emu.drivers import FakeDriver
 from kubelet_emu.inventory import DriverPool
-from kubelet_emu.profile import DriverProfile, NodeProfile
 from kubelet_emu.settings import EmulatorSettings
+
+if TYPE_CHECKING:
+    from kubelet_emu.profile import DriverProfile, NodeProfile
 
 Obj = dict[str, Any]
 MAX_SLOT = 253

@@ -42,7 +42,7 @@ class NodeStatusReporter(Controller[str]):
             return
         status = nodes.adopted_status(node, state.profile, state.where,
                                       rfc3339(self.clock.now()),
-                                      self.nodes.settings.profile.node.capacity)
+                                      self.nodes.settings.node_profile().node.capacity)
         client = self.nodes.client(KUBELET_ACCOUNT, name)
         if not (node.get("spec") or {}).get("podCIDR") and not state.emulated:
             await client.patch(NODES, name, {"spec": {"podCIDR": state.where.pod_cidr,

@@ -14,10 +14,12 @@ import hashlib
 import ipaddress
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fakeapi import KUBERNETES_VERSION
-from kubelet_emu.profile import NodeProfile
+
+if TYPE_CHECKING:
+    from kubelet_emu.profile import NodeProfile
 
 Obj = dict[str, Any]
 

@@ -19,8 +19,6 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import grpc
-
 from fakeapi.machinery import protowire as pw
 
 log = logging.getLogger(__name__)
@@ -256,7 +254,10 @@ def release(socket: Path) -> None:
 
 async def serve(socket: Path, lister: Lister) -> Any:
     """Serve `lister` on a unix socket (see `bind_path`); returns the started grpc.aio server
-    (stop it with `await server.stop(None)`)."""
+    (stop it with `await server.stop(None)`). grpcio is imported here, when a node first
+    serves the API, not when the emulator is loaded."""
+    import grpc
+
     def handler(method: str) -> Callable[[Msg, Any], Any]:
         answer = getattr(lister, method)
 

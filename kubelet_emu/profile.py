@@ -12,28 +12,17 @@ from __future__ import annotations
 import functools
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from fakeapi.machinery import names
 from fakeapi.machinery.quantity import is_quantity
+from kubelet_emu.attributes import attribute_value
+from kubelet_emu.driver_kinds import ControllerPlugin, DriverType
 
 PROFILE_DIR = "profiles"
-DEFAULT_PROFILE = "default"
-
-DriverType = Literal["example-gpu", "example-net", "example-cpu", "nic", "custom"]
-"""How a fake driver behaves: the dra-example-driver's gpu, net and cpu profiles, the seeds'
-NIC with network data (`nic`), or devices listed one by one (`custom`)."""
-
-ControllerPlugin = Literal["BindingConditions"]
-"""The dra-example-controller's plugins (cmd/dra-example-controller/plugins)."""
-BINDING_CONDITIONS_PLUGIN: ControllerPlugin = "BindingConditions"
-
-Scalar = bool | int | str
-"""An attribute given in short form: a bool, an int or a string."""
-
 
 class ProfileError(ValueError):
     """A profile that can't be loaded: the source and every problem, one per line."""
@@ -265,22 +254,6 @@ class NodeProfile(_Model):
                 raise ValueError(f"driver {d.name} is listed twice")
             seen.add(d.name)
         return value
-
-
-def attribute_value(name: str, value: Any) -> dict[str, Any]:
-    """A DeviceAttribute dict from the short form (`true`, `3`, `"x"`) or the wire form
-    (`{version: 1.0.0}`); ValueError naming the attribute when it is neither."""
-    if isinstance(value, bool):
-        return {"bool": value}
-    if isinstance(value, int):
-        return {"int": value}
-    if isinstance(value, str):
-        return {"string": value}
-    keys = ("bool", "int", "string", "version", "bools", "ints", "strings", "versions")
-    if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in keys:
-        return dict(value)
-    raise ValueError(f"attribute {name}: {value!r} is not a bool, int, string or one of "
-                     f"{{{', '.join(keys)}: ...}}")
 
 
 def shipped_profiles() -> list[str]:

@@ -9,11 +9,16 @@ import dataclasses
 import functools
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fakeapi.machinery.statedir import make_temporary_state
-from kubelet_emu.profile import DEFAULT_PROFILE, NodeProfile, load_profile
+
+if TYPE_CHECKING:
+    from kubelet_emu.profile import NodeProfile
 
 DEFAULT_NODES = 2
+DEFAULT_PROFILE = "default"
+"""The shipped profile each node has unless another is named."""
 KUBELET_ACCOUNT = "kubelet"
 """The kube-system service account each node's kubelet acts as (bound to its node)."""
 PLUGIN_ACCOUNT = "dra-kubelet-plugin"
@@ -33,6 +38,7 @@ when the emulator can read it, decides otherwise)."""
 
 @functools.cache
 def _default_profile() -> NodeProfile:
+    from kubelet_emu.profile import load_profile  # pydantic: loaded when a node needs it
     return load_profile(DEFAULT_PROFILE)
 
 
@@ -42,11 +48,17 @@ class EmulatorSettings:
 
     nodes: int = DEFAULT_NODES
     """How many nodes to register (`worker-0` ... `worker-<n-1>`)."""
-    profile: NodeProfile = dataclasses.field(default_factory=_default_profile)
+    profile: NodeProfile | None = None
+    """What each configured node offers; None: the `default` profile, loaded on first use
+    (`node_profile()`), so that building the settings loads no pydantic model."""
     adopt_nodes: bool = True
     """Run an emulated kubelet for Nodes created through the API (kwok's manage-all-nodes)."""
     state_dir: Path | None = None
     """Root of the nodes' files (`<state>/nodes/<node>/...`); a temporary folder when None."""
+
+    def node_profile(self) -> NodeProfile:
+        """The configured nodes' profile."""
+        return self.profile if self.profile is not None else _default_profile()
 
     def node_names(self) -> list[str]:
         """The names of the nodes the emulator registers."""

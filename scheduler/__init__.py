@@ -2,15 +2,28 @@
 informers, queue, reconcile) over `cache` (what it knows between cycles, and when a verdict
 is reused), `cycle` (PreFilter, Filter, Score), `binding` (Reserve, PreBind, Bind) and
 `explain` (the /explain report); the structured allocator (`scheduler.allocator`) and
-`claims`, `filters`, `fiterror`, `usage`, `equivalence`, `nodeallocatable` are pure."""
+`claims`, `filters`, `fiterror`, `usage`, `equivalence`, `nodeallocatable` are pure.
+
+Declared here with a builder that imports the scheduler only when it is built."""
 
 from __future__ import annotations
 
-from fakeapi.runtime.component import ComponentSpec
-from scheduler.scheduler import Scheduler
+from typing import TYPE_CHECKING
+
+from fakeapi.runtime.spec import ComponentSpec
+
+if TYPE_CHECKING:
+    from fakeapi.runtime.component import ComponentContext
+    from fakeapi.runtime.supervisor import Component
+
+
+def _scheduler(ctx: ComponentContext) -> Component:
+    from scheduler.scheduler import Scheduler
+    return Scheduler(ctx)
+
 
 COMPONENTS: tuple[ComponentSpec, ...] = (
-    ComponentSpec(name="scheduler", build=Scheduler, service_account="kube-scheduler",
+    ComponentSpec(name="scheduler", build=_scheduler, service_account="kube-scheduler",
                   help="kube-scheduler: filters, scores, allocates devices and binds pods"),
 )
 """The scheduler's components."""

@@ -3,37 +3,21 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import logging
 import os
-import shutil
-import signal
 import sys
-import urllib.error
-import urllib.parse
-import urllib.request
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from aiohttp import web
-
-from fakeapi import cel
-from fakeapi.auth import authn
-from fakeapi.auth.kubeconfig import read_kubeconfig, write_kubeconfig
-from fakeapi.cli import process
-from fakeapi.cluster import ClusterConfig
-from fakeapi.controlplane import ALL_COMPONENTS, ControlPlane
-from fakeapi.http.app import create_app
+from fakeapi.catalog import ALL_COMPONENTS
+from fakeapi.cel.engines import ENGINES, ENV_VAR, EngineUnavailable
 from fakeapi.machinery import features
-from fakeapi.machinery.statedir import make_temporary_state
-from fakeapi.runtime.component import ComponentSelectionError, select
-from fakeapi.storage import logcheck
-from fakeapi.storage.log import DEFAULT_RETENTION_BYTES
-from fakeapi.storage.store import ReplayError
-from fakeapi.storage.wal import WalCorruptError, WalDamagedError, WalError
-from kubelet_emu.profile import DEFAULT_PROFILE, NodeProfile, ProfileError, load_profile
-from kubelet_emu.settings import DEFAULT_NODES, EmulatorSettings
-from scheduler.explain import text as explanation_text
+from fakeapi.runtime.spec import ComponentSelectionError, select
+from kubelet_emu.settings import DEFAULT_NODES, DEFAULT_PROFILE
+
+if TYPE_CHECKING:
+    from fakeapi.auth import authn
+    from kubelet_emu.profile import NodeProfile
 
 log = logging.getLogger("fakeapi")
 
@@ -49,6 +33,7 @@ def parse_feature_gates(text: str) -> dict[str, bool]:
 
 def parse_token_file(path: str) -> dict[str, authn.UserInfo]:
     """`--token-auth-file`: kube-apiserver's static token CSV (token,user,uid,"groups")."""
+    from fakeapi.auth import authn
     try:
         return authn.load_token_file(Path(path))
     except authn.TokenFileError as e:
@@ -66,15 +51,17 @@ def parse_components(text: str) -> str:
 
 def parse_cel_engine(text: str) -> str:
     """`--cel-engine`: one of the CEL engines, installed here."""
+    from fakeapi.cel import engines
     try:
-        cel.engines.load(text)
-    except cel.EngineUnavailable as e:
+        engines.load(text)
+    except EngineUnavailable as e:
         raise argparse.ArgumentTypeError(str(e)) from None
     return text
 
 
 def parse_profile(text: str) -> NodeProfile:
     """`--node-profile`: a shipped profile's name or a profile file, validated."""
+    from kubelet_emu.profile import ProfileError, load_profile
     try:
         return load_profile(text)
     except ProfileError as e:
@@ -141,20 +128,20 @@ def build_parser() -> argparse.ArgumentParser:
              + ", ".join(s.name for s in ALL_COMPONENTS))
     serve.add_argument(
         "--cel-engine", type=parse_cel_engine, metavar="ENGINE",
-        help="CEL engine for selectors and derived attributes: " + ", ".join(cel.ENGINES)
-             + f" (default: ${cel.engines.ENV_VAR}, else the first that is installed)")
+        help="CEL engine for selectors and derived attributes: " + ", ".join(ENGINES)
+             + f" (default: ${ENV_VAR}, else the first that is installed)")
     serve.add_argument("--nodes", type=parse_node_count, default=DEFAULT_NODES, metavar="N",
                        help=f"emulated nodes to register (default {DEFAULT_NODES})")
-    serve.add_argument("--node-profile", type=parse_profile, default=DEFAULT_PROFILE,
-                       metavar="NAME|FILE",
+    serve.add_argument("--node-profile", type=parse_profile, metavar="NAME|FILE",
                        help="what each node offers: a shipped profile (default, gpu, net, "
-                            "cpu, partitionable, shareable, large) or a profile YAML file")
+                            "cpu, partitionable, shareable, large) or a profile YAML file "
+                            f"(default: {DEFAULT_PROFILE}, loaded when the nodes register)")
     serve.add_argument("--adopt-nodes", action=argparse.BooleanOptionalAction, default=True,
                        help="run an emulated kubelet for Nodes that clients create (a node "
                             "labelled or annotated emulator.fakeapi.dev/managed=false is "
                             "always left alone)")
     serve.add_argument("--log-retention-bytes", type=parse_bytes,
-                       default=DEFAULT_RETENTION_BYTES, metavar="BYTES",
+                       metavar="BYTES",
                        help="cap on the JSON bytes of recent events kept in memory for watches "
                             "and paginated lists (e.g. 64Mi; default 128Mi)")
     serve.add_argument("--watch-stall-timeout", type=float, default=30.0, metavar="SECONDS",
@@ -175,6 +162,14 @@ def build_parser() -> argparse.ArgumentParser:
 def explain_pod(args: argparse.Namespace) -> int:
     """`fakeapi explain pod NS/NAME`: print the scheduler's explanation (exit 1 on an error
     Status, with its message)."""
+    import json
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    from fakeapi.auth.kubeconfig import read_kubeconfig
+    from scheduler.explain import text as explanation_text
+
     namespace, _, name = args.target.rpartition("/")
     path = args.kubeconfig or Path(os.environ.get("KUBECONFIG") or ".fakeapi/kubeconfig")
     server, ssl_context = read_kubeconfig(path)
@@ -198,6 +193,9 @@ def explain_pod(args: argparse.Namespace) -> int:
 def run_log_command(args: argparse.Namespace) -> int:
     """`fakeapi log verify|repair`: 0 when the log is sound (or was repaired), 1 when it is
     damaged (or the repair was refused), 2 when it is no fakeapi log at all."""
+    from fakeapi.storage import logcheck
+    from fakeapi.storage.wal import WalCorruptError
+
     try:
         if args.log_command == "verify":
             report = logcheck.verify(args.data_dir)
@@ -220,19 +218,38 @@ def run_log_command(args: argparse.Namespace) -> int:
 
 async def serve(args: argparse.Namespace) -> int:
     """Start, print one ready line, run until SIGINT/SIGTERM, flush, exit 0."""
+    import asyncio
+    import dataclasses
+    import shutil
+    import signal
+
+    from aiohttp import web
+
+    from fakeapi import cel
+    from fakeapi.auth import authn
+    from fakeapi.auth.kubeconfig import write_kubeconfig
+    from fakeapi.cli import process
+    from fakeapi.cluster import ClusterConfig
+    from fakeapi.controlplane import ControlPlane
+    from fakeapi.http.app import create_app
+    from fakeapi.machinery.statedir import make_temporary_state
+    from fakeapi.storage import logcheck
+    from fakeapi.storage.store import ReplayError
+    from fakeapi.storage.wal import WalDamagedError, WalError
+    from kubelet_emu.settings import EmulatorSettings
+
     if args.cel_engine:
         cel.set_default_engine(args.cel_engine)
     process.tune()  # RSS follows the retained log; the collector runs less often
     state_dir = args.data_dir or make_temporary_state()
-    # (argparse runs the string default through parse_profile too)
     emulator = EmulatorSettings(nodes=args.nodes, profile=args.node_profile,
                                 adopt_nodes=args.adopt_nodes, state_dir=state_dir)
+    config = ClusterConfig(data_dir=args.data_dir, feature_gates=args.feature_gates,
+                           seed=args.seed, watch_stall_timeout=args.watch_stall_timeout)
+    if args.log_retention_bytes is not None:
+        config = dataclasses.replace(config, retention_bytes=args.log_retention_bytes)
     try:
-        plane = ControlPlane(ClusterConfig(data_dir=args.data_dir,
-                                           feature_gates=args.feature_gates, seed=args.seed,
-                                           retention_bytes=args.log_retention_bytes,
-                                           watch_stall_timeout=args.watch_stall_timeout),
-                             components=args.components, emulator=emulator)
+        plane = ControlPlane(config, components=args.components, emulator=emulator)
     except (WalDamagedError, ReplayError):
         print(logcheck.refusal(args.data_dir), file=sys.stderr, flush=True)
         return 1
@@ -299,6 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import uvloop
     except ImportError:  # uvloop is a speed-up, not a requirement
+        import asyncio
         return asyncio.run(serve(args))
     return uvloop.run(serve(args))
 

@@ -21,7 +21,6 @@ from fakeapi.client import Client
 from fakeapi.machinery.clock import Clock
 from fakeapi.machinery.features import FeatureGates, GateReader
 from fakeapi.runtime.informer import Informer, Informers, Obj, object_key
-from fakeapi.runtime.supervisor import Component
 from fakeapi.runtime.workqueue import WorkQueue, process
 
 K = TypeVar("K", bound=Hashable)
@@ -51,25 +50,6 @@ class ComponentContext:
     identities); None where the composition root offers none."""
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class ComponentSpec:
-    """A component a package offers: its name and how to build it."""
-
-    name: str
-    build: Callable[[ComponentContext], Component]
-    service_account: str = ""
-    """The kube-system service account it acts as (its name when empty; see rbac.py)."""
-    enabled_by_default: bool = True
-    help: str = ""
-    required_gates: tuple[str, ...] = ()
-    """Feature gates that must all be on for the component to run (upstream's
-    requiredFeatureGates of a controller); with one off it is not started."""
-
-    def gated_off(self, gates: GateReader) -> bool:
-        """Whether a required gate is off."""
-        return not all(gates.enabled(g) for g in self.required_gates)
-
-
 @runtime_checkable
 class ServesRoutes(Protocol):
     """A component that answers some non-resource paths of the server (the scheduler's
@@ -78,28 +58,6 @@ class ServesRoutes(Protocol):
     def http_routes(self) -> list[Route]:
         """The routes, registered once when the server is built."""
         ...
-
-
-class ComponentSelectionError(ValueError):
-    """A `--components` value that names unknown components."""
-
-
-def select(specs: Sequence[ComponentSpec], selection: str | Iterable[str]) -> list[ComponentSpec]:
-    """The specs `selection` enables, in kube-controller-manager's `--controllers` syntax:
-    `*` turns on the default ones, `name` turns one on, `-name` turns one off."""
-    items = [s.strip() for s in (selection.split(",") if isinstance(selection, str)
-                                 else selection) if s.strip()]
-    known = {s.name for s in specs}
-    unknown = sorted({i.lstrip("-") for i in items if i != "*"} - known)
-    if unknown:
-        raise ComponentSelectionError(
-            f"{', '.join(repr(u) for u in unknown)} not in the list of known components: "
-            f"{', '.join(sorted(known))}")
-    star = "*" in items
-    on = {i for i in items if i != "*" and not i.startswith("-")}
-    off = {i[1:] for i in items if i.startswith("-")}
-    return [s for s in specs
-            if s.name not in off and (s.name in on or (star and s.enabled_by_default))]
 
 
 class Controller(Generic[K]):

@@ -38,10 +38,11 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "http": ("root", *CORE_BELOW_REGISTRY, "registry", "cluster"),
     "runtime": ("root", "machinery", "kube", "client"),
     "component": ("root", "machinery", "cel", "kube", "client", "runtime", "kind table"),
+    "catalog": ("root", "machinery", "runtime", "component"),
     "controlplane": ("root", *CORE_BELOW_REGISTRY, "registry", "client", "cluster", "runtime",
-                     "component"),
+                     "component", "catalog"),
     "cli": ("root", *CORE_BELOW_REGISTRY, "registry", "client", "cluster", "http", "runtime",
-            "component", "controlplane"),
+            "component", "catalog", "controlplane"),
 }
 """What each layer may import. Components may import one module of the registry, the kind
 table, for the resource names they use (`kind table`)."""

@@ -9,18 +9,14 @@ from typing import Any
 
 import pytest
 
+from fakeapi.catalog import ALL_COMPONENTS
 from fakeapi.cli.main import build_parser
 from fakeapi.cluster import ClusterConfig
-from fakeapi.controlplane import ALL_COMPONENTS, ControlPlane
+from fakeapi.controlplane import ControlPlane
 from fakeapi.http.app import create_app
 from fakeapi.machinery.clock import VirtualClock
-from fakeapi.runtime.component import (
-    ComponentContext,
-    ComponentSelectionError,
-    ComponentSpec,
-    Controller,
-    select,
-)
+from fakeapi.runtime.component import ComponentContext, Controller
+from fakeapi.runtime.spec import ComponentSelectionError, ComponentSpec, select
 
 SPECS = (ComponentSpec(name="a", build=Controller), ComponentSpec(name="b", build=Controller),
          ComponentSpec(name="c", build=Controller, enabled_by_default=False))
