@@ -2,6 +2,10 @@
 
 Each is declared here with a builder that imports its module only when the controller is
 built, so listing them loads none of them.
+
+Imports (every component package): `fakeapi.client`, `fakeapi.runtime`, `fakeapi.machinery`,
+`fakeapi.kube`, `fakeapi.cel` and the kind table `fakeapi.registry.kinds`; never another
+component package.
 """
 
 from __future__ import annotations

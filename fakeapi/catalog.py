@@ -1,6 +1,9 @@
 """Every component any package offers, in start order: the catalogue `--components` selects
 from and the control plane builds from. Listing it loads no component code (each spec
-imports its component when it builds it)."""
+imports its component when it builds it).
+
+Imports: the runtime's component specs and the component packages' declarations.
+"""
 
 from __future__ import annotations
 

@@ -3,6 +3,8 @@
 It goes through the same registry path as HTTP requests (same validation, defaulting,
 optimistic concurrency, RBAC for its identity), acts under its own identity, and returns
 plain dicts that the caller owns.
+
+Imports: the registry and the layers below it (a layer of the core).
 """
 
 from __future__ import annotations

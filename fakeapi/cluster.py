@@ -4,6 +4,8 @@ It knows nothing of components: the composition root (`fakeapi.controlplane`) bu
 scheduler, controllers and kubelets on top of it. They reach it only through
 `Cluster.client()`, as identities that RBAC authorizes (the bootstrap policy binds the
 components' service accounts to their roles).
+
+Imports: the client and the layers below it.
 """
 
 from __future__ import annotations

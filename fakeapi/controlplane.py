@@ -6,6 +6,8 @@ registry, RBAC, watch) knows nothing of components; each component package (`con
 kube-controller-manager's `--controllers` syntax, built with their own API identity, the
 shared informers, the injected clock and a random stream of their own, and supervised.
 The CLI, tests and replay all build a `ControlPlane`.
+
+Imports: the core (all but HTTP), the runtime, the catalogue and the components.
 """
 
 from __future__ import annotations

@@ -2,7 +2,12 @@
 to Running with prepared claims, CDI specs and device-metadata files, device health and
 fault injection (see README.md, "Emulated nodes").
 
-Declared here with builders that import the emulator only when it is built."""
+Declared here with builders that import the emulator only when it is built.
+
+Imports (every component package): `fakeapi.client`, `fakeapi.runtime`, `fakeapi.machinery`,
+`fakeapi.kube`, `fakeapi.cel` and the kind table `fakeapi.registry.kinds`; never another
+component package.
+"""
 
 from __future__ import annotations
 

@@ -4,7 +4,12 @@ is reused), `cycle` (PreFilter, Filter, Score), `binding` (Reserve, PreBind, Bin
 `explain` (the /explain report); the structured allocator (`scheduler.allocator`) and
 `claims`, `filters`, `fiterror`, `usage`, `equivalence`, `nodeallocatable` are pure.
 
-Declared here with a builder that imports the scheduler only when it is built."""
+Declared here with a builder that imports the scheduler only when it is built.
+
+Imports (every component package): `fakeapi.client`, `fakeapi.runtime`, `fakeapi.machinery`,
+`fakeapi.kube`, `fakeapi.cel` and the kind table `fakeapi.registry.kinds`; never another
+component package.
+"""
 
 from __future__ import annotations
 

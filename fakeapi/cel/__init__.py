@@ -19,6 +19,8 @@ comparisons and the AST validators; DRA adds `cel.bind` and, with DRAListTypeAtt
 Two engines (see `engines`): cel-expr-python by default, cel-python where that one doesn't
 install. Callers never see them: `compile()` returns a `Program` or `CelError`s, `matches()`
 and `evaluate()` raise `CelEvalError`. Compiled programs are cached, bounded.
+
+Imports: `fakeapi.machinery`.
 """
 
 from __future__ import annotations

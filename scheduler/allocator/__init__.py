@@ -3,6 +3,8 @@
 `Inventory` is the scheduler's device cache (slices, classes, taint rules), `AllocatedState`
 the devices in use, and `allocate` finds the devices for a pod's claims on one node, the
 way `k8s.io/dynamic-resource-allocation/structured` does in Kubernetes 1.37.
+
+Imports: `fakeapi.machinery`, `fakeapi.cel`, `fakeapi.kube` (pure helpers only).
 """
 
 from fakeapi.kube.nodeselector import NodeSelector, NodeSelectorError

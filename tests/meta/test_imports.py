@@ -183,3 +183,20 @@ def test_imports_keep_the_layers() -> None:
 def test_a_deliberate_violation_is_caught(graph: dict[str, set[str]],
                                           expected: list[str]) -> None:
     assert violations(graph) == expected
+
+
+def layer_heads() -> list[Path]:
+    """The file that introduces each layer: a package's `__init__`, or the layer's module."""
+    heads = []
+    for layer in ALLOWED:
+        folder = ROOT / "fakeapi"
+        for candidate in (folder / layer / "__init__.py", folder / f"{layer}.py"):
+            if candidate.exists():
+                heads.append(candidate)
+    return heads + [ROOT / pkg / "__init__.py" for pkg in COMPONENTS]
+
+
+@pytest.mark.parametrize("head", layer_heads(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_each_layer_says_what_it_may_import(head: Path) -> None:
+    doc = ast.get_docstring(ast.parse(head.read_text())) or ""
+    assert "Imports" in doc, f"{head}: the docstring should say what the layer may import"
