@@ -161,16 +161,6 @@ def field_required(field: str, detail: str = "") -> Cause:
     return Cause(field, "Required value" + (f": {detail}" if detail else ""), "FieldValueRequired")
 
 
-def field_forbidden(field: str, detail: str) -> Cause:
-    """`field: Forbidden: <detail>`."""
-    return Cause(field, f"Forbidden: {detail}", "FieldValueForbidden")
-
-
-def field_immutable(field: str, value: Any) -> Cause:
-    """`field: Invalid value: <value>: field is immutable`."""
-    return field_invalid(field, value, "field is immutable")
-
-
 def _show(value: Any) -> str:
     if isinstance(value, str):
         return f'"{value}"'

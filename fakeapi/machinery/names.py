@@ -166,35 +166,6 @@ def name_is_rbac(name: str, prefix: bool) -> list[str]:
     return path_segment_errors(name)
 
 
-# Per-kind name rules (resource id -> rule), as upstream's strategies choose them:
-# namespaces are DNS labels; RBAC objects are path segments; core/v1 Events only get the
-# generic path-segment check (legacy event validation skips ObjectMeta name rules); most other
-# kinds, including every resource.k8s.io kind, are DNS subdomains.
-NAME_RULES: dict[str, NameRule] = {
-    "namespaces": name_is_dns_label,
-    "events": name_is_path_segment,
-    "roles.rbac.authorization.k8s.io": name_is_rbac,
-    "clusterroles.rbac.authorization.k8s.io": name_is_rbac,
-    "rolebindings.rbac.authorization.k8s.io": name_is_rbac,
-    "clusterrolebindings.rbac.authorization.k8s.io": name_is_rbac,
-}
-
-
-def name_rule(resource_id: str) -> NameRule:
-    """The name rule of a kind (DNS-1123 subdomain unless the table says otherwise)."""
-    return NAME_RULES.get(resource_id, name_is_dns_subdomain)
-
-
-def validate_object_name(resource_id: str, name: str) -> list[str]:
-    """Detail messages for `metadata.name` of a kind; empty when the name is valid."""
-    return NAME_RULES.get(resource_id, name_is_dns_subdomain)(name, False)
-
-
-def validate_generate_name(resource_id: str, prefix: str) -> list[str]:
-    """Detail messages for `metadata.generateName` (checked as a prefix, like upstream)."""
-    return NAME_RULES.get(resource_id, name_is_dns_subdomain)(prefix, True)
-
-
 def random_suffix(rng: RandomBits) -> str:
     """Five characters from upstream's generateName alphabet, drawn from `rng`."""
     alphabet = SUFFIX_ALPHABET
@@ -209,14 +180,14 @@ def generate_name(base: str, rng: RandomBits) -> str:
     return base + random_suffix(rng)
 
 
-def metadata_name_causes(resource_id: str, name: str | None,
+def metadata_name_causes(rule: NameRule, name: str | None,
                          generate_name: str | None = None) -> list[Cause]:
-    """Causes for `metadata.generateName`/`metadata.name`, as upstream ValidateObjectMeta.
+    """Causes for `metadata.generateName`/`metadata.name`, as upstream ValidateObjectMeta,
+    under the kind's name rule (its kind-table row's `name_rule`).
 
     `name` is the final name (already generated from generateName when that was used).
     """
     causes: list[Cause] = []
-    rule = NAME_RULES.get(resource_id, name_is_dns_subdomain)
     if generate_name:
         causes.extend(field_invalid("metadata.generateName", generate_name, m)
                       for m in rule(generate_name, True))

@@ -639,7 +639,7 @@ class Registry:
                                           "being terminated", "NamespaceTerminating")])
 
     def _validate_meta(self, kind: Kind, meta: Obj) -> builtins.list[Cause]:
-        causes = names.metadata_name_causes(kind.resource_id, meta.get("name"),
+        causes = names.metadata_name_causes(kind.name_rule, meta.get("name"),
                                             meta.get("generateName"))
         labels = meta.get("labels") or {}
         if not isinstance(labels, dict):

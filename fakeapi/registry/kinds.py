@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from fakeapi.machinery import selectors
+from fakeapi.machinery import names, selectors
 from fakeapi.machinery.features import FeatureGates, GateReader
 from fakeapi.printers import columns
 from fakeapi.printers import workloads as wc
@@ -112,7 +112,8 @@ NAMESPACES = _k(
     "", "v1", "Namespace", "namespaces", False, short_names=("ns",),
     subresources={"status": StatusStrategy, "finalize": NamespaceFinalizeStrategy},
     verbs=ALL_VERBS[:2] + ALL_VERBS[3:], has_generation=False, strategy=NamespaceStrategy,
-    columns=columns.NAMESPACE, field_selectors=selectors.NAMESPACE_FIELDS)
+    columns=columns.NAMESPACE, field_selectors=selectors.NAMESPACE_FIELDS,
+    name_rule=names.name_is_dns_label)
 NODES = _k(
     "", "v1", "Node", "nodes", False, short_names=("no",), subresources=STATUS,
     has_generation=False, strategy=NodeStrategy, columns=columns.NODE,
@@ -132,7 +133,8 @@ BINDINGS = _k(
     handler=PostsTo(target=PODS, subresource="binding"))
 EVENTS = _k(
     "", "v1", "Event", "events", True, short_names=("ev",), has_generation=False,
-    columns=columns.EVENT, field_selectors=selectors.EVENT_FIELDS)
+    columns=columns.EVENT, field_selectors=selectors.EVENT_FIELDS,
+    name_rule=names.name_is_path_segment)  # legacy event validation skips the name rules
 SERVICE_ACCOUNTS = _k(
     "", "v1", "ServiceAccount", "serviceaccounts", True, short_names=("sa",),
     subresources={"token": TokenRequestStrategy}, has_generation=False, returns_deleted=True,
@@ -298,16 +300,17 @@ PRIORITY_CLASSES = _k(
 
 ROLES = _k(
     RBAC, "v1", "Role", "roles", True, has_generation=False, strategy=RoleStrategy,
-    columns=columns.ROLE)
+    columns=columns.ROLE, name_rule=names.name_is_rbac)
 CLUSTER_ROLES = _k(
     RBAC, "v1", "ClusterRole", "clusterroles", False, has_generation=False,
-    strategy=RoleStrategy, columns=columns.ROLE)
+    strategy=RoleStrategy, columns=columns.ROLE, name_rule=names.name_is_rbac)
 ROLE_BINDINGS = _k(
     RBAC, "v1", "RoleBinding", "rolebindings", True, has_generation=False,
-    strategy=RoleBindingStrategy, columns=columns.ROLE_BINDING)
+    strategy=RoleBindingStrategy, columns=columns.ROLE_BINDING, name_rule=names.name_is_rbac)
 CLUSTER_ROLE_BINDINGS = _k(
     RBAC, "v1", "ClusterRoleBinding", "clusterrolebindings", False, has_generation=False,
-    strategy=RoleBindingStrategy, columns=columns.CLUSTER_ROLE_BINDING)
+    strategy=RoleBindingStrategy, columns=columns.CLUSTER_ROLE_BINDING,
+    name_rule=names.name_is_rbac)
 
 # ----- the emulator's fault injection (fakeapi.schema.emulator) --------------------------------
 

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from fakeapi.auth.authn import UserInfo
 from fakeapi.auth.rbac import Authorizer
-from fakeapi.machinery import selectors
+from fakeapi.machinery import names, selectors
 from fakeapi.machinery.decode import check_type_meta, require_object
 from fakeapi.machinery.errors import Cause
 from fakeapi.machinery.features import FeatureGates
@@ -321,6 +321,10 @@ class Kind(ResourceType):
     """The field labels `fieldSelector` accepts (upstream's field-label conversion)."""
     drop_fields: tuple[dropfields.Rule, ...] = dataclasses.field(default=(), compare=False)
     """Fields dropped while their feature gate is off (upstream dropDisabledFields)."""
+    name_rule: names.NameRule = dataclasses.field(default=names.name_is_dns_subdomain,
+                                                  compare=False)
+    """What `metadata.name` must be (upstream's per-kind ValidateObjectMeta name function):
+    most kinds, every resource.k8s.io kind among them, are DNS subdomains."""
     pointer_fields: tuple[str, ...] = ()
     """Top-level `spec`/`status` fields that are Go pointers (omitted while unset; every
     other struct field goes on the wire as `{}` at least)."""

@@ -7,7 +7,15 @@ import random
 import pytest
 
 from fakeapi.machinery import names
+from fakeapi.registry.kinds import served_kinds
 from tests.support.messages import KEY_NAME_MSG, LABEL_MSG, SUBDOMAIN_MSG, VALUE_MSG
+
+
+def name_rule(resource_id: str) -> names.NameRule:
+    """The name rule the kind table's row for `resource_id` names."""
+    kind = served_kinds().by_id(resource_id)
+    assert kind is not None, resource_id
+    return kind.name_rule
 
 
 @pytest.mark.parametrize(("value", "want"), [
@@ -107,7 +115,7 @@ def test_label_value(value: str, want: list[str]) -> None:
     ("events", "a%b", ["may not contain '%'"]),
 ])
 def test_validate_object_name(resource_id: str, name: str, want: list[str]) -> None:
-    assert names.validate_object_name(resource_id, name) == want
+    assert name_rule(resource_id)(name, False) == want
 
 
 @pytest.mark.parametrize(("resource_id", "prefix", "want"), [
@@ -122,7 +130,7 @@ def test_validate_object_name(resource_id: str, name: str, want: list[str]) -> N
     ("roles.rbac.authorization.k8s.io", "..", ["may not be '..'"]),
 ])
 def test_validate_generate_name(resource_id: str, prefix: str, want: list[str]) -> None:
-    assert names.validate_generate_name(resource_id, prefix) == want
+    assert name_rule(resource_id)(prefix, True) == want
 
 
 def test_random_suffix_is_deterministic_and_from_the_alphabet() -> None:
@@ -144,7 +152,7 @@ def test_random_suffix_is_deterministic_and_from_the_alphabet() -> None:
 def test_generate_name(base: str, kept: str) -> None:
     name = names.generate_name(base, random.Random(3))
     assert name.startswith(kept) and len(name) == len(kept) + 5
-    assert names.validate_object_name("pods", name) == [] or not base
+    assert name_rule("pods")(name, False) == [] or not base
 
 
 @pytest.mark.parametrize(("resource_id", "name", "generate", "want"), [
@@ -161,5 +169,5 @@ def test_generate_name(base: str, kept: str) -> None:
 ])
 def test_metadata_name_causes(resource_id: str, name: str | None, generate: str | None,
                               want: list[tuple[str, str, str]]) -> None:
-    causes = names.metadata_name_causes(resource_id, name, generate)
+    causes = names.metadata_name_causes(name_rule(resource_id), name, generate)
     assert [(c.field, c.message, c.reason) for c in causes] == want
