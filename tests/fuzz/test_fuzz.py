@@ -26,7 +26,7 @@ import orjson
 import pytest
 import yaml
 
-from fakeapi.cli.main import parse_feature_gates
+from fakeapi.cli.serve import parse_feature_gates
 from fakeapi.machinery.features import FeatureGates
 from fakeapi.registry.kinds import served_kinds
 from fakeapi.registry.rest import Kind

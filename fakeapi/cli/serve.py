@@ -1,0 +1,238 @@
+"""`fakeapi serve`: run the API server and the emulated control plane in one process.
+
+Importing this module is cheap (`fakeapi --help` loads no server): the server, the control
+plane and their dependencies are imported when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fakeapi.catalog import ALL_COMPONENTS
+from fakeapi.cel.engines import ENGINES, ENV_VAR, EngineUnavailable
+from fakeapi.machinery import features
+from fakeapi.runtime.spec import ComponentSelectionError, select
+from kubelet_emu.settings import DEFAULT_NODES, DEFAULT_PROFILE
+
+if TYPE_CHECKING:
+    from fakeapi.auth import authn
+    from kubelet_emu.profile import NodeProfile
+
+
+def parse_feature_gates(text: str) -> dict[str, bool]:
+    """`A=true,B=false` → {"A": True, "B": False}, refused as kube-apiserver refuses it."""
+    try:
+        return features.parse_feature_gates(text)
+    except features.FeatureGateError as e:
+        raise argparse.ArgumentTypeError(f'invalid argument "{text}" for "--feature-gates" '
+                                         f"flag: {e}") from None
+
+
+def parse_token_file(path: str) -> dict[str, authn.UserInfo]:
+    """`--token-auth-file`: kube-apiserver's static token CSV (token,user,uid,"groups")."""
+    from fakeapi.auth import authn
+    try:
+        return authn.load_token_file(Path(path))
+    except authn.TokenFileError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def parse_components(text: str) -> str:
+    """`--components`: kube-controller-manager's `--controllers` syntax, names checked."""
+    try:
+        select(ALL_COMPONENTS, text)
+    except ComponentSelectionError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
+def parse_cel_engine(text: str) -> str:
+    """`--cel-engine`: one of the CEL engines, installed here."""
+    from fakeapi.cel import engines
+    try:
+        engines.load(text)
+    except EngineUnavailable as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
+def parse_profile(text: str) -> NodeProfile:
+    """`--node-profile`: a shipped profile's name or a profile file, validated."""
+    from kubelet_emu.profile import ProfileError, load_profile
+    try:
+        return load_profile(text)
+    except ProfileError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def parse_node_count(text: str) -> int:
+    """`--nodes`: how many emulated nodes (0 or more)."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"invalid node count {text!r}: a number >= 0")
+    return n
+
+
+_BYTE_UNITS = {"": 1, "k": 1000, "m": 1000**2, "g": 1000**3, "ki": 1024, "mi": 1024**2,
+               "gi": 1024**3}
+
+
+def parse_bytes(text: str) -> int:
+    """A byte count, plain or with a Kubernetes quantity suffix (`64Mi`, `1G`); at least 1."""
+    digits = text.rstrip("KkMmGgi")
+    unit = text[len(digits):].lower()
+    try:
+        value = int(digits) * _BYTE_UNITS[unit]
+    except (ValueError, KeyError):
+        raise argparse.ArgumentTypeError(f"invalid byte count: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"invalid byte count: {text!r} (must be positive)")
+    return value
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """`fakeapi serve` and its options."""
+    serve = sub.add_parser("serve", help="run the API server with an emulated cluster")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=6443, help="0 picks a free port")
+    serve.add_argument("--data-dir", type=Path, help="keep the event log and PKI here")
+    serve.add_argument("--kubeconfig", type=Path, help="write an admin kubeconfig here")
+    serve.add_argument("--feature-gates", type=parse_feature_gates, default={})
+    serve.add_argument("--http", action="store_true", help="plain HTTP instead of HTTPS")
+    serve.add_argument("--token-auth-file", type=parse_token_file, default={}, metavar="PATH",
+                       help="bearer tokens: CSV lines token,user,uid,\"group1,group2\"")
+    serve.add_argument("--seed", type=int, help="deterministic names and UIDs")
+    serve.add_argument(
+        "--components", type=parse_components, default="*", metavar="LIST",
+        help="components to run: '*' for all on by default, 'name' to enable, '-name' to "
+             "disable (kube-controller-manager's --controllers syntax); known: "
+             + ", ".join(s.name for s in ALL_COMPONENTS))
+    serve.add_argument(
+        "--cel-engine", type=parse_cel_engine, metavar="ENGINE",
+        help="CEL engine for selectors and derived attributes: " + ", ".join(ENGINES)
+             + f" (default: ${ENV_VAR}, else the first that is installed)")
+    serve.add_argument("--nodes", type=parse_node_count, default=DEFAULT_NODES, metavar="N",
+                       help=f"emulated nodes to register (default {DEFAULT_NODES})")
+    serve.add_argument("--node-profile", type=parse_profile, metavar="NAME|FILE",
+                       help="what each node offers: a shipped profile (default, gpu, net, "
+                            "cpu, partitionable, shareable, large) or a profile YAML file "
+                            f"(default: {DEFAULT_PROFILE}, loaded when the nodes register)")
+    serve.add_argument("--adopt-nodes", action=argparse.BooleanOptionalAction, default=True,
+                       help="run an emulated kubelet for Nodes that clients create (a node "
+                            "labelled or annotated emulator.fakeapi.dev/managed=false is "
+                            "always left alone)")
+    serve.add_argument("--log-retention-bytes", type=parse_bytes,
+                       metavar="BYTES",
+                       help="cap on the JSON bytes of recent events kept in memory for watches "
+                            "and paginated lists (e.g. 64Mi; default 128Mi)")
+    serve.add_argument("--watch-stall-timeout", type=float, default=30.0, metavar="SECONDS",
+                       help="close a watch whose client has read nothing for this long")
+    serve.add_argument("--log-level", default="WARNING")
+    serve.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until SIGINT/SIGTERM (on uvloop where it is installed)."""
+    logging.basicConfig(level=getattr(logging, args.log_level.upper(), logging.WARNING),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        import uvloop
+    except ImportError:  # uvloop is a speed-up, not a requirement
+        import asyncio
+        return asyncio.run(serve(args))
+    return uvloop.run(serve(args))
+
+
+async def serve(args: argparse.Namespace) -> int:
+    """Start, print one ready line, run until SIGINT/SIGTERM, flush, exit 0."""
+    import asyncio
+    import dataclasses
+    import shutil
+    import signal
+
+    from aiohttp import web
+
+    from fakeapi import cel
+    from fakeapi.auth import authn
+    from fakeapi.auth.kubeconfig import write_kubeconfig
+    from fakeapi.cli import process
+    from fakeapi.cluster import ClusterConfig
+    from fakeapi.controlplane import ControlPlane
+    from fakeapi.http.app import create_app
+    from fakeapi.machinery.statedir import make_temporary_state
+    from fakeapi.storage import logcheck
+    from fakeapi.storage.store import ReplayError
+    from fakeapi.storage.wal import WalDamagedError, WalError
+    from kubelet_emu.settings import EmulatorSettings
+
+    if args.cel_engine:
+        cel.set_default_engine(args.cel_engine)
+    process.tune()  # RSS follows the retained log; the collector runs less often
+    state_dir = args.data_dir or make_temporary_state()
+    emulator = EmulatorSettings(nodes=args.nodes, profile=args.node_profile,
+                                adopt_nodes=args.adopt_nodes, state_dir=state_dir)
+    config = ClusterConfig(data_dir=args.data_dir, feature_gates=args.feature_gates,
+                           seed=args.seed, watch_stall_timeout=args.watch_stall_timeout)
+    if args.log_retention_bytes is not None:
+        config = dataclasses.replace(config, retention_bytes=args.log_retention_bytes)
+    try:
+        plane = ControlPlane(config, components=args.components, emulator=emulator)
+    except (WalDamagedError, ReplayError):
+        print(logcheck.refusal(args.data_dir), file=sys.stderr, flush=True)
+        return 1
+    except WalError as e:  # not a fakeapi log, or already open in another server
+        print(f"fakeapi: refusing to start: {e}", file=sys.stderr, flush=True)
+        return 1
+    ssl_context = None
+    pki = None
+    if args.http:
+        # plain HTTP: no certificates; without a bearer token everyone is the superuser
+        authenticator = authn.Authenticator(tokens=args.token_auth_file,
+                                            fallback=authn.UNSECURED,
+                                            service_accounts=plane.cluster.tokens.authenticate)
+    else:
+        from fakeapi.auth.tls import ensure_pki, identity_from_peercert, server_ssl_context
+
+        pki = ensure_pki(state_dir / "pki", hosts=("localhost", "127.0.0.1", "::1", args.host))
+        ssl_context = server_ssl_context(pki)
+
+        def certificate(request: web.Request) -> tuple[str, tuple[str, ...]] | None:
+            return identity_from_peercert(request.transport.get_extra_info("peercert")
+                                          if request.transport else None)
+
+        authenticator = authn.Authenticator(tokens=args.token_auth_file,
+                                            certificate=certificate,
+                                            service_accounts=plane.cluster.tokens.authenticate)
+
+    app = create_app(plane.cluster, authenticator=authenticator, checks=plane.health,
+                     metrics=plane.metrics_text, routes=plane.routes())
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=2)
+    await runner.setup()
+    site = web.TCPSite(runner, args.host, args.port, ssl_context=ssl_context, backlog=1024)
+    await site.start()
+    await plane.start()
+    port = runner.addresses[0][1]
+    plane.cluster.advertise(args.host, port)
+    scheme = "http" if args.http else "https"
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    url = f"{scheme}://{host}:{port}"
+    kubeconfig = args.kubeconfig or state_dir / "kubeconfig"
+    write_kubeconfig(kubeconfig, server=url, pki=pki)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):  # before the ready line: a SIGTERM sent as
+        loop.add_signal_handler(sig, stop.set)  # soon as it is read still shuts down cleanly
+    print(f"fakeapi ready at {url} kubeconfig={kubeconfig}", flush=True)
+    await stop.wait()
+    await runner.cleanup()
+    await plane.stop()
+    if args.data_dir is None:  # nothing there outlives the process
+        shutil.rmtree(state_dir, ignore_errors=True)
+    return 0
