@@ -157,15 +157,11 @@ async def serve(args: argparse.Namespace) -> int:
     import shutil
     import signal
 
-    from aiohttp import web
-
     from fakeapi import cel
-    from fakeapi.auth import authn
-    from fakeapi.auth.kubeconfig import write_kubeconfig
     from fakeapi.cli import process
     from fakeapi.cluster import ClusterConfig
     from fakeapi.controlplane import ControlPlane
-    from fakeapi.http.app import create_app
+    from fakeapi.http import serving
     from fakeapi.machinery.statedir import make_temporary_state
     from fakeapi.storage import logcheck
     from fakeapi.storage.store import ReplayError
@@ -190,48 +186,20 @@ async def serve(args: argparse.Namespace) -> int:
     except WalError as e:  # not a fakeapi log, or already open in another server
         print(f"fakeapi: refusing to start: {e}", file=sys.stderr, flush=True)
         return 1
-    ssl_context = None
-    pki = None
-    if args.http:
-        # plain HTTP: no certificates; without a bearer token everyone is the superuser
-        authenticator = authn.Authenticator(tokens=args.token_auth_file,
-                                            fallback=authn.UNSECURED,
-                                            service_accounts=plane.cluster.tokens.authenticate)
-    else:
-        from fakeapi.auth.tls import ensure_pki, identity_from_peercert, server_ssl_context
-
-        pki = ensure_pki(state_dir / "pki", hosts=("localhost", "127.0.0.1", "::1", args.host))
-        ssl_context = server_ssl_context(pki)
-
-        def certificate(request: web.Request) -> tuple[str, tuple[str, ...]] | None:
-            return identity_from_peercert(request.transport.get_extra_info("peercert")
-                                          if request.transport else None)
-
-        authenticator = authn.Authenticator(tokens=args.token_auth_file,
-                                            certificate=certificate,
-                                            service_accounts=plane.cluster.tokens.authenticate)
-
-    app = create_app(plane.cluster, authenticator=authenticator, checks=plane.health,
-                     metrics=plane.metrics_text, routes=plane.routes())
-    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=2)
-    await runner.setup()
-    site = web.TCPSite(runner, args.host, args.port, ssl_context=ssl_context, backlog=1024)
-    await site.start()
-    await plane.start()
-    port = runner.addresses[0][1]
-    plane.cluster.advertise(args.host, port)
-    scheme = "http" if args.http else "https"
-    host = f"[{args.host}]" if ":" in args.host else args.host
-    url = f"{scheme}://{host}:{port}"
     kubeconfig = args.kubeconfig or state_dir / "kubeconfig"
-    write_kubeconfig(kubeconfig, server=url, pki=pki)
+    listener = await serving.listen(plane.cluster, host=args.host, port=args.port,
+                                    pki_dir=None if args.http else state_dir / "pki",
+                                    kubeconfig=kubeconfig, tokens=args.token_auth_file,
+                                    checks=plane.health, metrics=plane.metrics_text,
+                                    routes=plane.routes())
+    await plane.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):  # before the ready line: a SIGTERM sent as
         loop.add_signal_handler(sig, stop.set)  # soon as it is read still shuts down cleanly
-    print(f"fakeapi ready at {url} kubeconfig={kubeconfig}", flush=True)
+    print(f"fakeapi ready at {listener.url} kubeconfig={kubeconfig}", flush=True)
     await stop.wait()
-    await runner.cleanup()
+    await listener.close()
     await plane.stop()
     if args.data_dir is None:  # nothing there outlives the process
         shutil.rmtree(state_dir, ignore_errors=True)
