@@ -89,6 +89,9 @@ def node_info(name: str) -> Obj:
         "osImage": "fakeapi emulated node",
         "containerRuntimeVersion": "containerd://2.1.0",
         "kubeletVersion": KUBERNETES_VERSION,
+        # deprecated and unset by 1.37's kubelet, but a Go field without omitempty: a real
+        # kubelet sends "" (and the Python client's model requires the key)
+        "kubeProxyVersion": "",
         "operatingSystem": "linux",
         "architecture": "amd64",
     }
