@@ -11,6 +11,7 @@ asks for one.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -79,6 +80,8 @@ def settings_for(config: pytest.Config, markers: Iterator[pytest.Mark]) -> Clust
         for key, value in mark.kwargs.items():
             if key == "feature_gates":
                 chosen[key] = {**chosen[key], **_gates(value)}
+            elif key == "node_profile" and isinstance(value, os.PathLike):
+                chosen[key] = os.fspath(value)
             else:
                 chosen[key] = value
     return _checked(ClusterSettings(**chosen))
@@ -105,6 +108,10 @@ def _checked(settings: ClusterSettings) -> ClusterSettings:
     if not isinstance(settings.nodes, int) or isinstance(settings.nodes, bool) \
             or settings.nodes < 0:
         problems.append(f"nodes={settings.nodes!r}: a number >= 0")
+    if settings.node_profile is not None and not isinstance(settings.node_profile, str):
+        problems.append(f"node_profile={settings.node_profile!r}: a profile's name or file")
+    if not isinstance(settings.components, str):
+        problems.append(f"components={settings.components!r}: a list like '*,-kubelet'")
     if settings.seed is not None and (not isinstance(settings.seed, int)
                                       or isinstance(settings.seed, bool)):
         problems.append(f"seed={settings.seed!r}: a number or None")

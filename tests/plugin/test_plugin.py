@@ -97,6 +97,7 @@ def test_the_entry_point_loads_the_plugin_in_a_fresh_process(
 
 
 DEFAULT_DRIVERS = ["gpu.example.com", "nic.example.com"]
+PROFILES = Path(__file__).resolve().parents[1] / "data" / "kubelet_emu" / "profiles"
 
 
 @pytest.mark.parametrize(("args", "mark", "module_mark", "expected"), [
@@ -127,6 +128,12 @@ DEFAULT_DRIVERS = ["gpu.example.com", "nic.example.com"]
                  id="gates: a marker's over the option's, the rest kept"),
     pytest.param((), "@pytest.mark.fakeapi(feature_gates='DRAResourcePoolStatus=true')", "",
                  {"gates": {"DRAResourcePoolStatus": True}}, id="gates as a string"),
+    pytest.param(("--fakeapi-node-profile", str(PROFILES / "cpu-one-numa-node.yaml")), "", "",
+                 {"drivers": ["cpu.example.com"]}, id="a profile file by option"),
+    pytest.param((), f"@pytest.mark.fakeapi(node_profile=Path({str(PROFILES)!r}) / "
+                 "'cpu-one-numa-node.yaml', nodes=1)", "",
+                 {"nodes": ["worker-0"], "drivers": ["cpu.example.com"]},
+                 id="a profile file by marker, as a Path"),
     pytest.param((), "@pytest.mark.fakeapi(components='-kubelet')", "",
                  {"nodes": [], "drivers": []}, id="components"),
 ])
@@ -180,6 +187,9 @@ def test_a_seed_fixes_the_uids_and_none_leaves_them_random(pytester: pytest.Pyte
     pytest.param((), "@pytest.mark.fakeapi(nodes=-1, clock='sideways', seed='x')",
                  "fakeapi_cluster can't run with clock='sideways': one of virtual, real; "
                  "nodes=-1: a number >= 0; seed='x': a number or None", id="bad values"),
+    pytest.param((), "@pytest.mark.fakeapi(node_profile=5, components=['scheduler'])",
+                 "fakeapi_cluster can't run with node_profile=5: a profile's name or file; "
+                 "components=['scheduler']: a list like '*,-kubelet'", id="bad types"),
     pytest.param(("--fakeapi-nodes", "-2"), "",
                  "fakeapi_cluster can't run with nodes=-2: a number >= 0",
                  id="negative node count option"),
