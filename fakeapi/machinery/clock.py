@@ -308,3 +308,10 @@ def clock_mode(clock: Clock) -> str:
     if isinstance(clock, VirtualClock):
         return VIRTUAL_AUTO if clock.auto else VIRTUAL
     return REAL
+
+
+def clock_for(mode: str) -> Clock:
+    """A new clock of a `--clock` mode (ValueError for another name)."""
+    if mode not in CLOCK_MODES:
+        raise ValueError(f"unknown clock {mode!r}: one of {', '.join(CLOCK_MODES)}")
+    return RealClock() if mode == REAL else VirtualClock(auto=mode == VIRTUAL_AUTO)
