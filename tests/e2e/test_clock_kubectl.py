@@ -333,3 +333,34 @@ def test_serve_refuses_an_unknown_clock() -> None:
     assert res.returncode == 2
     assert ("argument --clock: unknown clock 'fast': one of real, virtual, virtual:auto"
             in res.stderr)
+
+
+def test_the_python_client_reads_and_advances_the_clock(start: Start) -> None:
+    from kubernetes import client, config
+    from kubernetes.client.rest import ApiException
+
+    cli = start("--nodes", "0")
+    api = config.new_client_from_config(str(cli.srv.kubeconfig))
+    clocks = client.CustomObjectsApi(api)
+
+    def post(duration: str) -> Any:
+        """POST a ClockAdvance as the client's generated methods do (no method of its own)."""
+        method, url, headers, body, _ = api.param_serialize(
+            "POST", ADVANCE, body={"apiVersion": "emulator.fakeapi.dev/v1alpha1",
+                                   "kind": "ClockAdvance", "duration": duration},
+            header_params={"Content-Type": "application/json", "Accept": "application/json"},
+            auth_settings=["BearerToken"])
+        response = api.call_api(method, url, headers, body)
+        response.read()
+        return api.response_deserialize(response, {"201": "object"}).data
+
+    assert post("1.5h")["status"] == "Success"
+    clock: Any = clocks.get_cluster_custom_object("emulator.fakeapi.dev", "v1alpha1", "clocks",
+                                                  "cluster")
+    assert clock["status"] == {"now": "2026-01-01T01:30:00.000000Z", "mode": "virtual"}
+    with pytest.raises(ApiException) as e:
+        post("-1s")
+    assert e.value.status == 400
+    assert json.loads(e.value.body or "{}")["message"] == (
+        "ClockAdvance: a clock can't go back: duration \"-1s\" (-1s) is negative")
+    api.close()
