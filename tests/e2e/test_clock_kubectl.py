@@ -241,6 +241,7 @@ def test_an_advance_is_an_event_in_the_log_by_its_caller(start: Start, tmp_path:
 
 def test_http_clients_dont_hang_while_virtual_time_stands_still(start: Start) -> None:
     cli = start("--nodes", "1")
+    cli.k("wait", "--for=create", "node/worker-0", "--timeout=30s")  # after the ready line
     cli.k("wait", "--for=condition=Ready", "node/worker-0", "--timeout=30s")
     cli.k("apply", "-f", "-", input=yaml.safe_dump_all([
         {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "once"},
