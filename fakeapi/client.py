@@ -177,8 +177,8 @@ class Client:
         object as the subresource left it."""
         kind = self.kind(resource)
         ctx = self._authorize("create", kind, namespace, name, subresource)
-        result = self._registry.create_subresource(kind, namespace, name, subresource,
-                                                   json_copy(body), ctx)
+        result = await self._registry.post_subresource(kind, namespace, name, subresource,
+                                                       json_copy(body), ctx)
         return await self._done(result, copy)
 
     async def delete(self, resource: str, name: str, namespace: str = "", *,

@@ -26,12 +26,14 @@ from fakeapi.auth.authn import (
 from fakeapi.auth.tokens import TokenIssuer
 from fakeapi.client import Client
 from fakeapi.kube.podio import PodIO
-from fakeapi.machinery.clock import Clock, RealClock
+from fakeapi.machinery.clock import Clock, RealClock, VirtualClock, clock_mode
 from fakeapi.machinery.features import FeatureGates
 from fakeapi.machinery.randomness import RandomSource
+from fakeapi.machinery.timestamps import parse_time
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import Registry
 from fakeapi.registry.kinds import (
+    CLOCKS,
     CLUSTER_ROLE_BINDINGS,
     CLUSTER_ROLES,
     ENDPOINT_SLICES,
@@ -41,6 +43,7 @@ from fakeapi.registry.kinds import (
     KindTable,
     served_kinds,
 )
+from fakeapi.schema.emulator import CLOCK_NAME
 from fakeapi.storage.log import DEFAULT_RETENTION, DEFAULT_RETENTION_BYTES, EventLog
 from fakeapi.storage.store import Store
 from fakeapi.storage.wal import WriteAheadLog
@@ -99,6 +102,7 @@ class Cluster:
         self._seed_namespaces()
         self._seed_rbac()
         self._seed_kubernetes_service()
+        self._seed_clock()
         self.log.flush_now()  # what the cluster seeds is durable and visible from the start
 
     def _lookup(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
@@ -115,6 +119,20 @@ class Cluster:
             "spec": {"clusterIP": KUBERNETES_SERVICE_IP, "ports": [
                 {"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]}},
             SYSTEM_CONTEXT)
+
+    def _seed_clock(self) -> None:
+        """The Clock `cluster`, its status the clock's mode and reading (written again when a
+        restart changes the mode). A virtual clock restarted on a log continues from its
+        newest event."""
+        current = self.store.get(CLOCKS.resource_id, "", CLOCK_NAME)
+        if current is None:
+            self.registry.create(CLOCKS, "", {"metadata": {"name": CLOCK_NAME}}, SYSTEM_CONTEXT)
+            return
+        if isinstance(self.clock, VirtualClock):
+            [newest] = self.log.since(self.log.revision - 1)
+            self.clock.resume_at(parse_time(newest.time))
+        if current.object.get("status", {}).get("mode") != clock_mode(self.clock):
+            self.registry.update(CLOCKS, "", CLOCK_NAME, dict(current.object), SYSTEM_CONTEXT)
 
     def advertise(self, host: str, port: int) -> None:
         """Same as kube-apiserver's endpoint reconciler: the `kubernetes` Service's

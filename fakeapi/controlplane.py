@@ -12,6 +12,8 @@ Imports: the core (all but HTTP), the runtime, the catalogue and the components.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 import logging
 from collections.abc import Iterable
@@ -19,7 +21,7 @@ from collections.abc import Iterable
 from fakeapi.catalog import all_components
 from fakeapi.client import Client
 from fakeapi.cluster import Cluster, ClusterConfig
-from fakeapi.machinery.clock import Clock
+from fakeapi.machinery.clock import Clock, VirtualClock
 from fakeapi.runtime.component import ComponentContext, Route, ServesRoutes
 from fakeapi.runtime.informer import Informer, Informers
 from fakeapi.runtime.spec import ComponentSpec, select
@@ -63,6 +65,7 @@ class ControlPlane:
             self.components[spec.name] = spec.build(ctx)
             self.supervisor.add(spec.name, self.components[spec.name])
         self.clock.add_probe(self.busy)
+        self._auto: asyncio.Task[None] | None = None
 
     def _client_for(self, account: str, node: str | None) -> Client:
         return self.cluster.component_client(account, node=node)
@@ -71,12 +74,20 @@ class ControlPlane:
         self.supervisor.add(f"informer:{informer.resource}", informer)
 
     async def start(self) -> None:
-        """Start the shared informers and every component."""
+        """Start the shared informers and every component (and, on a `virtual:auto` clock,
+        the loop that moves it whenever everything has settled)."""
         self.informers.start(self._start_informer)
         self.supervisor.start()
+        if isinstance(self.clock, VirtualClock) and self.clock.auto:
+            self._auto = asyncio.create_task(self.clock.run_auto(), name="clock:auto")
 
     async def stop(self) -> None:
-        """Stop every component, then close the core (watchers woken, log flushed)."""
+        """Stop the clock's auto loop and every component, then close the core (watchers
+        woken, log flushed)."""
+        if self._auto is not None:
+            self._auto.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._auto
         await self.supervisor.stop()
         await self.cluster.close()
 

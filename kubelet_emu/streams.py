@@ -62,13 +62,15 @@ class KubeletStreams:
         sent = len(text)
         while True:
             container = self._find(namespace, name, request.container)
-            await self.clock.sleep(FOLLOW_POLL)
+            ended = container is None or container.run.exit_code is not None
+            if not ended:  # an ended container's log is read once more at once: a stopped
+                await self.clock.sleep(FOLLOW_POLL)  # virtual clock doesn't hold it open
             text = self._read_log(namespace, name, request.container, False,
                                   request.timestamps) or ""
             if len(text) > sent:
                 yield text[sent:].encode()
                 sent = len(text)
-            if container is None or container.run.exit_code is not None:
+            if ended:
                 return
 
     async def exec(self, pod: Obj, request: ExecRequest) -> ExecResult:

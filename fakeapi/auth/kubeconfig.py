@@ -72,14 +72,27 @@ def write_kubeconfig(path: Path, *, server: str, pki: Pki | None, name: str = "f
         raise
 
 
-def read_kubeconfig(path: Path) -> tuple[str, ssl.SSLContext | None]:
-    """The current context's server URL and, for https, a TLS context with its CA and client
-    certificate (the `*-data` fields fakeapi writes): how fakeapi's own commands connect."""
+def _current(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The current context's cluster and user entries."""
     cfg = yaml.safe_load(Path(path).read_text())
     context = next(c["context"] for c in cfg["contexts"] if c["name"] == cfg["current-context"])
     cluster = next(c["cluster"] for c in cfg["clusters"] if c["name"] == context["cluster"])
     user: dict[str, Any] = next((u["user"] for u in cfg.get("users") or ()
                                  if u["name"] == context["user"]), {})
+    return cluster, user
+
+
+def read_token(path: Path) -> str | None:
+    """The current context's bearer token (a `token` user), or None."""
+    token = _current(path)[1].get("token")
+    return str(token) if token else None
+
+
+def read_kubeconfig(path: Path) -> tuple[str, ssl.SSLContext | None]:
+    """The current context's server URL and, for https, a TLS context with its CA and client
+    certificate (the `*-data` fields fakeapi writes): how fakeapi's own commands connect
+    (`read_token` gives a token user's credential)."""
+    cluster, user = _current(path)
     server = cluster["server"]
     if urlsplit(server).scheme != "https":
         return server, None

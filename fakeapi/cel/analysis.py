@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from fakeapi.cel.ast import CheckedAst, Node, walk
 from fakeapi.cel.cost import Estimator
 from fakeapi.cel.model import SELECTOR, CelError, Features, Program
+from fakeapi.machinery.durations import is_duration
 
 DEVICE = "device"
 DEVICE_FIELDS = ("driver", "attributes", "capacity")
@@ -112,17 +113,10 @@ def _literal_argument(node: Node) -> Iterator[tuple[Node, str]]:
             re.compile(text)
         except re.error:
             yield arg, "invalid matches argument"
-    elif node.name == "duration" and node.target is None and not _is_duration(text):
+    elif node.name == "duration" and node.target is None and not is_duration(text):
         yield arg, "invalid duration argument"
     elif node.name == "timestamp" and node.target is None and not _is_timestamp(text):
         yield arg, "invalid timestamp argument"
-
-
-_DURATION = re.compile(r"^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h))+$|^[-+]?0$")
-
-
-def _is_duration(text: str) -> bool:
-    return _DURATION.match(text) is not None
 
 
 def _is_timestamp(text: str) -> bool:

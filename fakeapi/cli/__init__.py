@@ -1,3 +1,3 @@
-"""The command line: `fakeapi serve`, `fakeapi explain`, `fakeapi log`.
+"""The command line: `fakeapi serve`, `fakeapi explain`, `fakeapi log`, `fakeapi clock`.
 
 Imports: anything (it sits at the top, with the composition root below it)."""

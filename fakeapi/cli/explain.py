@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import os
+import json
 import sys
-from pathlib import Path
+
+from fakeapi.cli import remote
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -14,36 +15,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     explain.add_argument("what", choices=["pod"], help="what to explain")
     explain.add_argument("target", metavar="NAMESPACE/NAME",
                          help="the pod (the namespace defaults to `default`)")
-    explain.add_argument("--kubeconfig", type=Path, default=None,
-                         help="the server to ask (default: $KUBECONFIG, else "
-                              ".fakeapi/kubeconfig)")
+    remote.add_kubeconfig_argument(explain)
     explain.add_argument("-o", "--output", choices=["text", "json"], default="text")
     explain.set_defaults(run=explain_pod)
 
 
 def explain_pod(args: argparse.Namespace) -> int:
     """`fakeapi explain pod NS/NAME`: print the scheduler's explanation (exit 1 on an error
-    Status, with its message)."""
-    import json
-    import urllib.error
+    Status, with its message, or when the server can't be reached)."""
     import urllib.parse
-    import urllib.request
 
-    from fakeapi.auth.kubeconfig import read_kubeconfig
     from scheduler.explain import text as explanation_text
 
     namespace, _, name = args.target.rpartition("/")
-    path = args.kubeconfig or Path(os.environ.get("KUBECONFIG") or ".fakeapi/kubeconfig")
-    server, ssl_context = read_kubeconfig(path)
-    url = (f"{server}/explain/namespaces/{urllib.parse.quote(namespace or 'default')}"
-           f"/pods/{urllib.parse.quote(name)}")
+    path = (f"/explain/namespaces/{urllib.parse.quote(namespace or 'default')}"
+            f"/pods/{urllib.parse.quote(name)}")
     try:
-        with urllib.request.urlopen(url, context=ssl_context, timeout=30) as resp:
-            found = json.loads(resp.read())
-    except urllib.error.HTTPError as e:
-        status = json.loads(e.read() or b"{}")
-        print(f"Error from server ({status.get('reason', e.code)}): "
-              f"{status.get('message', e.reason)}", file=sys.stderr)
+        found = remote.request(args.kubeconfig, path)
+    except remote.RemoteError as e:
+        print(e, file=sys.stderr)
         return 1
     if args.output == "json":
         print(json.dumps(found, indent=2))

@@ -1,18 +1,18 @@
 """The `fakeapi` command: its subcommands, each in a module of its own (`serve`, `explain`,
-`log`), which imports what it needs when it runs."""
+`log`, `clock`), which imports what it needs when it runs."""
 
 from __future__ import annotations
 
 import argparse
 
-from fakeapi.cli import explain, logs, serve
+from fakeapi.cli import clock, explain, logs, serve
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     parser = argparse.ArgumentParser(prog="fakeapi", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in (serve, explain, logs):
+    for command in (serve, explain, logs, clock):
         command.add_parser(sub)
     return parser
 

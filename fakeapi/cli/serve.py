@@ -69,6 +69,15 @@ def parse_profile(text: str) -> NodeProfile:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def parse_clock(text: str) -> str:
+    """`--clock`: real, virtual or virtual:auto."""
+    from fakeapi.machinery.clock import CLOCK_MODES  # asyncio: not for `fakeapi --help`
+    if text not in CLOCK_MODES:
+        raise argparse.ArgumentTypeError(f"unknown clock {text!r}: one of "
+                                         + ", ".join(CLOCK_MODES))
+    return text
+
+
 def parse_node_count(text: str) -> int:
     """`--nodes`: how many emulated nodes (0 or more)."""
     try:
@@ -109,6 +118,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--token-auth-file", type=parse_token_file, default={}, metavar="PATH",
                        help="bearer tokens: CSV lines token,user,uid,\"group1,group2\"")
     serve.add_argument("--seed", type=int, help="deterministic names and UIDs")
+    serve.add_argument("--clock", type=parse_clock, default="real",
+                       metavar="real|virtual|virtual:auto",
+                       help="real (default); virtual: emulated time moves only when told "
+                            "(`fakeapi clock advance 5m`); virtual:auto: also, whenever "
+                            "everything has settled, it jumps to the next timer")
     serve.add_argument(
         "--components", type=parse_components, default="*", metavar="LIST",
         help="components to run: '*' for all on by default, 'name' to enable, '-name' to "
@@ -162,6 +176,7 @@ async def serve(args: argparse.Namespace) -> int:
     from fakeapi.cluster import ClusterConfig
     from fakeapi.controlplane import ControlPlane
     from fakeapi.http import serving
+    from fakeapi.machinery.clock import clock_for
     from fakeapi.machinery.statedir import make_temporary_state
     from fakeapi.storage import logcheck
     from fakeapi.storage.store import ReplayError
@@ -179,7 +194,8 @@ async def serve(args: argparse.Namespace) -> int:
     if args.log_retention_bytes is not None:
         config = dataclasses.replace(config, retention_bytes=args.log_retention_bytes)
     try:
-        plane = ControlPlane(config, components=args.components, emulator=emulator)
+        plane = ControlPlane(config, clock=clock_for(args.clock), components=args.components,
+                             emulator=emulator)
     except (WalDamagedError, ReplayError):
         print(logcheck.refusal(args.data_dir), file=sys.stderr, flush=True)
         return 1

@@ -59,7 +59,8 @@ class Subresource:
         )
 
 
-#: Upstream's subresources (same verbs and response kinds as kube-apiserver).
+#: Upstream's subresources (same verbs and response kinds as kube-apiserver), and the
+#: emulator's.
 SUBRESOURCES: dict[str, Subresource] = {
     s.name: s
     for s in (
@@ -77,6 +78,8 @@ SUBRESOURCES: dict[str, Subresource] = {
         Subresource("scale", STATUS_VERBS, kind="Scale", group="autoscaling", version="v1"),
         Subresource("ephemeralcontainers", STATUS_VERBS),
         Subresource("resize", STATUS_VERBS),
+        Subresource("advance", ("create",), kind="ClockAdvance", group="emulator.fakeapi.dev",
+                    version="v1alpha1"),  # the emulator's Clock
     )
 }
 

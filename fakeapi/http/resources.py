@@ -21,6 +21,7 @@ from fakeapi.http import discovery, partial, podstreams, protobuf, tables
 from fakeapi.http import watch as watch_http
 from fakeapi.http.options import (
     USER,
+    VERB,
     WriteContexts,
     bool_param,
     check_list_options,
@@ -168,6 +169,8 @@ class Api:
             return await self.review(request, target, handler)
         if isinstance(handler, PostsTo):
             return await self.post_to(request, target, handler)
+        if not target.subresource and request.get(VERB, "get") not in target.kind.verbs:
+            raise method_not_allowed()  # as upstream's storage that lacks the verb's interface
         method = request.method
         if not target.name:
             if method == "GET":
@@ -473,9 +476,9 @@ class Api:
         ctx = self.contexts.of(request, "CreateOptions")
         body = await self._body(request)
         value = body[0] if isinstance(body, tuple) else None
-        result = self.registry.create_subresource(t.kind, t.namespace or "", t.name,
-                                                  t.subresource, {} if value is None else value,
-                                                  ctx)
+        result = await self.registry.post_subresource(t.kind, t.namespace or "", t.name,
+                                                      t.subresource,
+                                                      {} if value is None else value, ctx)
         await self.cluster.log.durable()
         if result.event is None and result.type:  # an action's answer (eviction, token)
             return json_response(result.object, 201 if result.created else 200)

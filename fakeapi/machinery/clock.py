@@ -5,6 +5,10 @@ failed log's resume probe) is scheduled with `Clock.call_later` or `Clock.sleep`
 `VirtualClock` can run hours of them at once. Both clocks can also wait until the work their
 probes watch over has settled: whoever owns a probe says when its answer may have turned
 idle (`probe_changed`), so settling waits for that instead of polling.
+
+A server's clock is one of three modes (`fakeapi serve --clock`): `real`, `virtual` (time
+moves only when advanced) and `virtual:auto` (also, whenever everything has settled, the
+clock jumps to its next timer, as Go's testing/synctest bubbles do).
 """
 
 from __future__ import annotations
@@ -66,6 +70,11 @@ take a few iterations before it makes a probe busy)."""
 SETTLE_LIMIT = 60.0
 """Real seconds `run_until_settled` waits for busy probes before it gives up (a safety net
 for a probe that never goes idle, not a wait: settling is woken by `probe_changed`)."""
+
+
+REAL, VIRTUAL, VIRTUAL_AUTO = "real", "virtual", "virtual:auto"
+CLOCK_MODES = (REAL, VIRTUAL, VIRTUAL_AUTO)
+"""The modes of `fakeapi serve --clock`."""
 
 
 class SettleTimeout(TimeoutError):
@@ -165,15 +174,21 @@ class _VirtualTimer:
 
 
 class VirtualClock(_Settling):
-    """A clock that only moves when told to (`advance()`); its timers fire in time order."""
+    """A clock that only moves when told to (`advance()`); its timers fire in time order.
 
-    def __init__(self, start: dt.datetime | None = None) -> None:
+    With `auto`, `run_auto()` also moves it: whenever every probe is idle, to the next timer.
+    """
+
+    def __init__(self, start: dt.datetime | None = None, *, auto: bool = False) -> None:
         super().__init__()
         self._start = start or dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+        self.auto = auto
         self._elapsed = 0.0
         self._timers: list[tuple[float, int, _VirtualTimer]] = []
         self._seq = itertools.count()
         self._cancelled = 0  # cancelled timers still in the heap
+        self._moving = asyncio.Lock()  # one advance at a time (callers and the auto loop)
+        self._scheduled: asyncio.Future[None] | None = None  # the idle auto loop waits here
 
     def now(self) -> dt.datetime:
         """Start time plus the advanced seconds."""
@@ -205,6 +220,9 @@ class VirtualClock(_Settling):
                 pass
         timer = _VirtualTimer(self, callback)
         heapq.heappush(self._timers, (self._elapsed + max(delay, 0.0), next(self._seq), timer))
+        if self._scheduled is not None:
+            _resolve(self._scheduled)
+            self._scheduled = None
         return timer
 
     def next_deadline(self) -> float | None:
@@ -212,11 +230,36 @@ class VirtualClock(_Settling):
         self._drop_cancelled()
         return self._timers[0][0] if self._timers else None
 
+    def resume_at(self, when: dt.datetime) -> None:
+        """Stand at `when` if it is later than now (a restart continues where a recorded run
+        left off); timers due by then fire at the next settle."""
+        self._elapsed = max(self._elapsed, (when - self._start).total_seconds())
+
     async def advance(self, seconds: float) -> None:
         """Settle; fire each timer due by now + seconds at its own time, settling after each;
-        then stand at now + seconds and settle again."""
+        then stand at now + seconds and settle again. Concurrent advances take turns."""
         if seconds < 0:
             raise ValueError(f"a clock can't go back: advance({seconds})")
+        async with self._moving:
+            await self._advance(seconds)
+
+    async def run_auto(self) -> None:
+        """`virtual:auto`: forever (until cancelled), whenever every probe is idle, jump to
+        the next timer and fire it; with no timer, wait until one is scheduled."""
+        while True:
+            try:
+                await self.run_until_settled()
+            except SettleTimeout:  # busy for a long while (a big apply): look again
+                continue
+            async with self._moving:
+                deadline = self.next_deadline()
+                if deadline is not None:
+                    await self._advance(max(deadline - self._elapsed, 0.0))
+                    continue
+            self._scheduled = asyncio.get_running_loop().create_future()
+            await self._scheduled
+
+    async def _advance(self, seconds: float) -> None:
         target = self._elapsed + seconds
         await self.run_until_settled()
         while (deadline := self.next_deadline()) is not None and deadline <= target:
@@ -228,6 +271,7 @@ class VirtualClock(_Settling):
         await self.run_until_settled()
 
     def _fire_due(self) -> bool:
+        """Fire the timers due by now (a resumed or advanced clock's); True when any ran."""
         fired = False
         while (deadline := self.next_deadline()) is not None and deadline <= self._elapsed:
             self._fire(heapq.heappop(self._timers)[2])
@@ -257,3 +301,17 @@ class VirtualClock(_Settling):
             self._timers = [entry for entry in self._timers if entry[2].pending]
             heapq.heapify(self._timers)
             self._cancelled = 0
+
+
+def clock_mode(clock: Clock) -> str:
+    """The `--clock` mode a clock runs in: `real`, `virtual` or `virtual:auto`."""
+    if isinstance(clock, VirtualClock):
+        return VIRTUAL_AUTO if clock.auto else VIRTUAL
+    return REAL
+
+
+def clock_for(mode: str) -> Clock:
+    """A new clock of a `--clock` mode (ValueError for another name)."""
+    if mode not in CLOCK_MODES:
+        raise ValueError(f"unknown clock {mode!r}: one of {', '.join(CLOCK_MODES)}")
+    return RealClock() if mode == REAL else VirtualClock(auto=mode == VIRTUAL_AUTO)

@@ -14,7 +14,7 @@ import dataclasses
 from datetime import datetime
 from typing import Any
 
-from fakeapi.machinery.timestamps import parse_time_or_none
+from fakeapi.machinery.timestamps import parse_time_or_none, rfc3339_micro
 from fakeapi.printers.spec import (
     AGE,
     CREATED_AT,
@@ -591,5 +591,18 @@ NODE_FAULT = TableSpec((
     NAME,
     col("Node", "spec.nodeName", "The node that stops heartbeating."),
     col("Mode", "spec.mode", "StopHeartbeat.", default="StopHeartbeat"),
+    AGE,
+))
+
+
+def _clock_now(_: Obj, ctx: RowContext) -> Cell:
+    return rfc3339_micro(ctx.now)
+
+
+CLOCK = TableSpec((
+    NAME,
+    col("Now", _clock_now, "The clock's time now (status.now is its reading at the last "
+        "advance or start)."),
+    col("Mode", "status.mode", "real, virtual or virtual:auto."),
     AGE,
 ))

@@ -9,6 +9,7 @@ HTTP clients and in-process components both come through here.
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import datetime
 from collections.abc import Callable, Mapping
@@ -54,6 +55,7 @@ from fakeapi.registry.rest import (
     Strategy,
     StrategyEnv,
     SubresourceStrategy,
+    TimedStrategy,
     ViewStrategy,
 )
 from fakeapi.schema import crd, structural
@@ -118,7 +120,8 @@ class Registry:
         self.authorizer = authorizer or Authorizer.for_store(store)
         self.env = StrategyEnv(gates=gates or FeatureGates(), lookup=self._lookup,
                                now=store.clock.now, authorizer=self.authorizer,
-                               scan=self._scan, services=dict(services or {}))
+                               scan=self._scan, services=dict(services or {}),
+                               clock=store.clock)
         self._strategies: dict[str, Strategy] = {}
         self._subresources: dict[str, dict[str, SubresourceStrategy]] = {}
         for kind in kinds.kinds:
@@ -411,6 +414,25 @@ class Registry:
                                type="" if ctx.dry_run else MODIFIED)
         return self._commit(MODIFIED, kind, strategy.apply(_writable_top(current.object), body,
                                                            ctx), ctx)
+
+    async def post_subresource(self, kind: Kind, namespace: str, name: str, subresource: str,
+                               body: Any, ctx: RequestContext) -> WriteResult:
+        """POST to a subresource that takes a body of its own, as `create_subresource` does;
+        a timed subresource's work (`TimedStrategy.run`) is awaited first and its write
+        follows at once. Work and write finish even when the caller is cancelled (a client
+        hanging up), so what the work did is always written."""
+        strategy = self._subresource(kind, subresource)
+        if not isinstance(strategy, TimedStrategy):
+            return self.create_subresource(kind, namespace, name, subresource, body, ctx)
+        if not isinstance(body, dict):
+            raise bad_request(f"{strategy.body_kind} must be an object")
+        current = self._current(kind, namespace, name)
+
+        async def run_then_write() -> WriteResult:
+            await strategy.run(current.object, body, ctx)
+            return self.create_subresource(kind, namespace, name, subresource, body, ctx)
+
+        return await asyncio.shield(run_then_write())
 
     def delete_collection(self, kind: Kind, namespace: str | None, ctx: RequestContext, *,
                           predicate: Callable[[Obj], bool] | None = None,

@@ -30,7 +30,12 @@ from fakeapi.registry.core import (
     PodStrategy,
 )
 from fakeapi.registry.custom import CustomResourceDefinitionStrategy
-from fakeapi.registry.emulator import DeviceFaultStrategy, NodeFaultStrategy
+from fakeapi.registry.emulator import (
+    ClockAdvanceStrategy,
+    ClockStrategy,
+    DeviceFaultStrategy,
+    NodeFaultStrategy,
+)
 from fakeapi.registry.identity import (
     CertificateApprovalStrategy,
     CertificateSigningRequestStrategy,
@@ -312,7 +317,7 @@ CLUSTER_ROLE_BINDINGS = _k(
     strategy=RoleBindingStrategy, columns=columns.CLUSTER_ROLE_BINDING,
     name_rule=names.name_is_rbac)
 
-# ----- the emulator's fault injection (fakeapi.schema.emulator) --------------------------------
+# ----- the emulator's fault injection and clock (fakeapi.schema.emulator) ----------------------
 
 DEVICE_FAULTS = _k(
     EMULATOR, "v1alpha1", "DeviceFault", "devicefaults", False, categories=("faults",),
@@ -322,6 +327,10 @@ NODE_FAULTS = _k(
     EMULATOR, "v1alpha1", "NodeFault", "nodefaults", False, categories=("faults",),
     strategy=NodeFaultStrategy, columns=columns.NODE_FAULT,
     field_selectors=selectors.FAULT_FIELDS)
+CLOCKS = _k(
+    EMULATOR, "v1alpha1", "Clock", "clocks", False, verbs=("get", "list", "watch"),
+    subresources={"advance": ClockAdvanceStrategy}, has_generation=False, strategy=ClockStrategy,
+    columns=columns.CLOCK)
 
 # ----- create-only reviews, answered by fakeapi.registry.reviews, never stored or listed ------
 
@@ -347,7 +356,7 @@ KINDS: tuple[Kind, ...] = (
     CERTIFICATE_SIGNING_REQUESTS, DEVICE_CLASSES, RESOURCE_CLAIMS, RESOURCE_CLAIM_TEMPLATES,
     RESOURCE_SLICES, DEVICE_TAINT_RULES, RESOURCE_POOL_STATUS_REQUESTS, POD_GROUPS, WORKLOADS,
     PRIORITY_CLASSES, ROLES, CLUSTER_ROLES, ROLE_BINDINGS, CLUSTER_ROLE_BINDINGS, DEVICE_FAULTS,
-    NODE_FAULTS, SELF_SUBJECT_REVIEWS, TOKEN_REVIEWS, LOCAL_SUBJECT_ACCESS_REVIEWS,
+    NODE_FAULTS, CLOCKS, SELF_SUBJECT_REVIEWS, TOKEN_REVIEWS, LOCAL_SUBJECT_ACCESS_REVIEWS,
     SELF_SUBJECT_ACCESS_REVIEWS, SELF_SUBJECT_RULES_REVIEWS, SUBJECT_ACCESS_REVIEWS,
 )
 """Every built-in row, in the order discovery lists them."""

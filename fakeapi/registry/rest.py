@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from fakeapi.auth.authn import UserInfo
 from fakeapi.auth.rbac import Authorizer
 from fakeapi.machinery import names, selectors
+from fakeapi.machinery.clock import Clock, RealClock
 from fakeapi.machinery.decode import check_type_meta, require_object
 from fakeapi.machinery.errors import Cause
 from fakeapi.machinery.features import FeatureGates
@@ -56,6 +57,8 @@ class StrategyEnv:
     services: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     """Services of the core that some strategies need, by name (`tokens`: the service-account
     token issuer)."""
+    clock: Clock = dataclasses.field(default_factory=RealClock)
+    """The injected clock itself (the Clock kind reads its mode and advances it)."""
 
 
 class Strategy:
@@ -167,6 +170,18 @@ class CreateSubresourceStrategy:
         """The object to store: `current` changed by the body. `current` is a copy whose top
         level and first-level objects the strategy may change in place; deeper values are
         the stored ones (replace them, never mutate them)."""
+        raise NotImplementedError
+
+
+class TimedStrategy(CreateSubresourceStrategy):
+    """A POSTed subresource whose work runs on the event loop before its object is written
+    (the Clock's `advance` moves the virtual clock, settling between its timers): `run`
+    checks the body and awaits the work, then `apply` changes the stored object as for any
+    created subresource, with nothing in between (`Registry.post_subresource`)."""
+
+    async def run(self, current: Obj, body: Obj, ctx: RequestContext) -> None:
+        """Check the body against `current` (raise the ApiError to refuse) and do the work
+        (nothing under dryRun)."""
         raise NotImplementedError
 
 

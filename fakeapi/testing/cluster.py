@@ -16,7 +16,7 @@ from collections.abc import Coroutine, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from fakeapi.machinery.durations import parse_duration
+from fakeapi.machinery.durations import SECOND, parse_duration
 from fakeapi.machinery.jsonio import loads
 
 if TYPE_CHECKING:
@@ -229,7 +229,8 @@ class FakeapiCluster:
         """Move the virtual clock by `duration` (Go syntax such as "30s" or "1h30m", or
         seconds), firing each timer at its own time and settling after each, then settle."""
         from fakeapi.machinery.clock import VirtualClock
-        seconds = parse_duration(duration) if isinstance(duration, str) else float(duration)
+        seconds = (parse_duration(duration) / SECOND if isinstance(duration, str)
+                   else float(duration))
         if seconds < 0:
             raise ValueError(f"advance({duration!r}): a clock can't go back")
         clock = self.plane.clock

@@ -10,9 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 
-from tests.support.kubectl import Kubectl
+from tests.support.kubectl import Kubectl, token_kubectl
 from tests.support.processes import ServerProcess, start_server
 from tests.support.seeds import SEED_GATES, claim_manifest
 
@@ -49,16 +48,6 @@ def auth_server(kubectl_binary: str,
 def admin(kubectl_binary: str, auth_server: ServerProcess) -> Kubectl:
     """kubectl with the admin client certificate (system:masters)."""
     return Kubectl(kubectl_binary, auth_server.kubeconfig)
-
-
-def token_kubectl(admin: Kubectl, token: str) -> Kubectl:
-    """The admin kubeconfig with its user swapped for a bearer token."""
-    cfg = yaml.safe_load(admin.kubeconfig.read_text())
-    cfg["users"] = [{"name": "token-user", "user": {"token": token}}]
-    cfg["contexts"][0]["context"]["user"] = "token-user"
-    path = admin.kubeconfig.parent / f"kubeconfig-{token}"
-    path.write_text(yaml.safe_dump(cfg))
-    return Kubectl(admin.binary, path)
 
 
 @pytest.fixture(scope="module")

@@ -96,7 +96,8 @@ def test_a_device_fault_shows_in_the_pod_and_deleting_it_heals(
 
 def test_the_fault_kinds_are_discoverable_and_explained(k: Kubectl) -> None:
     resources = k("api-resources", "--api-group=emulator.fakeapi.dev").splitlines()
-    assert [line.split()[0] for line in resources[1:]] == ["devicefaults", "nodefaults"]
+    assert [line.split()[0] for line in resources[1:]] == ["clocks", "devicefaults",
+                                                          "nodefaults"]  # and the Clock
     explained = k("explain", "devicefault.spec")
     assert "KIND:       DeviceFault" in explained
     for field in ("nodeName", "driver", "device", "mode", "message", "durationSeconds"):

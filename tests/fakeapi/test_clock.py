@@ -9,10 +9,17 @@ import datetime as dt
 import functools
 import random
 import zoneinfo
+from collections.abc import Callable
 
 import pytest
 
-from fakeapi.machinery.clock import SETTLED_AFTER, RealClock, SettleTimeout, VirtualClock
+from fakeapi.machinery.clock import (
+    SETTLED_AFTER,
+    RealClock,
+    SettleTimeout,
+    VirtualClock,
+    clock_mode,
+)
 from fakeapi.machinery.timestamps import rfc3339
 
 
@@ -256,3 +263,80 @@ async def test_run_until_settled_returns_at_once_when_idle(
     started = asyncio.get_running_loop().time()
     await clock.run_until_settled()
     assert asyncio.get_running_loop().time() - started < 0.5
+
+
+async def _spin_until(done: Callable[[], bool], turns: int = 10_000) -> None:
+    """Let the loop run until `done()` (at most `turns` iterations, then fail)."""
+    for _ in range(turns):
+        if done():
+            return
+        await asyncio.sleep(0)
+    raise AssertionError(f"not done after {turns} loop iterations")
+
+
+async def test_concurrent_advances_take_turns() -> None:
+    """Two callers advancing at once each get their whole span, one after the other."""
+    clock = VirtualClock()
+    seen: list[float] = []
+    for delay in (1, 2, 3, 4, 5):
+        clock.call_later(delay, lambda: seen.append(clock.monotonic()))
+    await asyncio.gather(clock.advance(2.5), clock.advance(2.5))
+    assert seen == [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert clock.monotonic() == 5.0
+
+
+async def test_auto_jumps_to_each_timer_once_idle_and_waits_when_none_is_left() -> None:
+    clock = VirtualClock(auto=True)
+    seen: list[float] = []
+    busy = [True]
+    clock.add_probe(lambda: busy[0])
+    clock.call_later(30, lambda: seen.append(clock.monotonic()))
+    clock.call_later(300, lambda: seen.append(clock.monotonic()))
+    auto = asyncio.create_task(clock.run_auto())
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert (seen, clock.monotonic()) == ([], 0.0)  # a busy probe holds time still
+    busy[0] = False
+    clock.probe_changed()
+    await clock.run_until_settled()
+    await _spin_until(lambda: len(seen) == 2)
+    assert seen == [30.0, 300.0]
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert clock.monotonic() == 300.0  # no timer left: time stands
+    clock.call_later(5, lambda: seen.append(clock.monotonic()))  # a new one wakes it
+    await _spin_until(lambda: len(seen) == 3)
+    assert seen[2] == 305.0
+    auto.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await auto
+
+
+async def test_an_advance_during_auto_jumps_is_not_overshot() -> None:
+    """The auto loop and a caller share the clock: every timer fires at its own time."""
+    clock = VirtualClock(auto=True)
+    seen: list[tuple[int, float]] = []
+    for i in range(1, 50):
+        clock.call_later(i * 10, functools.partial(lambda n: seen.append(
+            (n, clock.monotonic())), i))
+    auto = asyncio.create_task(clock.run_auto())
+    await clock.advance(100)
+    await _spin_until(lambda: len(seen) == 49)
+    auto.cancel()
+    assert seen == [(i, i * 10.0) for i in range(1, 50)]
+
+
+def test_resume_moves_forward_only() -> None:
+    start = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    clock = VirtualClock(start)
+    clock.resume_at(start + dt.timedelta(hours=1))
+    assert clock.now() == start + dt.timedelta(hours=1)
+    clock.resume_at(start)
+    assert clock.monotonic() == 3600.0
+
+
+@pytest.mark.parametrize(("clock", "mode"), [
+    (RealClock(), "real"), (VirtualClock(), "virtual"),
+    (VirtualClock(auto=True), "virtual:auto")])
+def test_clock_mode(clock: RealClock | VirtualClock, mode: str) -> None:
+    assert clock_mode(clock) == mode

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TypedDict, Unpack
 
 import pytest
+import yaml
 
 from tests.support.paths import ROOT
 
@@ -76,3 +77,13 @@ class Kubectl:
     def __call__(self, *args: str, **options: Unpack[RunOptions]) -> str:
         """Run kubectl and return its stdout."""
         return self.run(*args, **options).stdout
+
+
+def token_kubectl(admin: Kubectl, token: str) -> Kubectl:
+    """The admin kubeconfig with its user swapped for a bearer token."""
+    cfg = yaml.safe_load(admin.kubeconfig.read_text())
+    cfg["users"] = [{"name": "token-user", "user": {"token": token}}]
+    cfg["contexts"][0]["context"]["user"] = "token-user"
+    path = admin.kubeconfig.parent / f"kubeconfig-{token}"
+    path.write_text(yaml.safe_dump(cfg))
+    return Kubectl(admin.binary, path)
