@@ -27,11 +27,12 @@ from fakeapi.auth.tokens import TokenIssuer
 from fakeapi.client import Client
 from fakeapi.kube.podio import PodIO
 from fakeapi.machinery.clock import Clock, RealClock, VirtualClock, clock_mode
+from fakeapi.machinery.decode import json_copy
 from fakeapi.machinery.features import FeatureGates
 from fakeapi.machinery.randomness import RandomSource
 from fakeapi.machinery.timestamps import parse_time
 from fakeapi.registry.context import RequestContext
-from fakeapi.registry.generic import Registry
+from fakeapi.registry.generic import Registry, uuid4
 from fakeapi.registry.kinds import (
     CLOCKS,
     CLUSTER_ROLE_BINDINGS,
@@ -45,7 +46,7 @@ from fakeapi.registry.kinds import (
 )
 from fakeapi.schema.emulator import CLOCK_NAME
 from fakeapi.storage.log import DEFAULT_RETENTION, DEFAULT_RETENTION_BYTES, EventLog
-from fakeapi.storage.store import Store
+from fakeapi.storage.store import ADDED, Store
 from fakeapi.storage.wal import WriteAheadLog
 
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -68,6 +69,14 @@ class ClusterConfig:
     bookmark_interval: float = 60.0
     watch_stall_timeout: float = 30.0
     """Seconds a watch's write may wait on a client that doesn't read before it is closed."""
+    restore: tuple[tuple[str, dict[str, Any]], ...] = ()
+    """(resource id, object) pairs a new cluster starts with, committed as its own writes
+    before it seeds anything (`fakeapi serve --from`, `fakeapi.replay.restore`): the objects
+    as given, uids included (a fresh one where none is), at new revisions."""
+
+
+class RestoreRefused(Exception):
+    """Objects to restore, but the data directory's log already holds a cluster."""
 
 
 class Cluster:
@@ -89,6 +98,8 @@ class Cluster:
         self.store.replay(records)
         self.randomness = RandomSource(config.seed)
         """Names and UIDs per write; `randomness.for_component(name)` for a component's own."""
+        if config.restore:
+            self._restore(config.restore)
         self.tokens = TokenIssuer.load(
             config.data_dir / "pki" / "sa.key" if config.data_dir else None,
             now=self.clock.now, lookup=self._lookup)
@@ -104,6 +115,21 @@ class Cluster:
         self._seed_kubernetes_service()
         self._seed_clock()
         self.log.flush_now()  # what the cluster seeds is durable and visible from the start
+
+    def _restore(self, objects: tuple[tuple[str, dict[str, Any]], ...]) -> None:
+        """Commit the objects to restore, before the registry serves the CRDs among them."""
+        if self.log.revision:
+            raise RestoreRefused(
+                f"{self.wal.path if self.wal else 'the log'} already holds {self.log.revision} "
+                "events: restoring needs a new data directory (start without it to serve it)")
+        for resource, obj in objects:
+            obj = json_copy(obj)
+            meta = obj["metadata"]
+            meta.pop("resourceVersion", None)
+            if not meta.get("uid"):
+                meta["uid"] = uuid4(self.randomness.for_write(self.log.revision + 1,
+                                                             SYSTEM_ACTOR))
+            self.store.commit(ADDED, resource, obj, actor=SYSTEM_ACTOR)
 
     def _lookup(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
         event = self.store.get(resource, namespace, name)

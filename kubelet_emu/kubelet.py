@@ -92,8 +92,9 @@ class Kubelet:
         tasks = [asyncio.create_task(c.run(), name=c.name) for c in self.controllers]
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-            for task in done:
-                task.result()  # a controller's crash is the component's
+            for task in tasks:  # in the controllers' order, not the set's
+                if task in done:
+                    task.result()  # a controller's crash is the component's
             raise RuntimeError(f"{', '.join(t.get_name() for t in done)} stopped")
         finally:
             for task in tasks:

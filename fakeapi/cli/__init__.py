@@ -1,3 +1,4 @@
-"""The command line: `fakeapi serve`, `fakeapi explain`, `fakeapi log`, `fakeapi clock`.
+"""The command line: `fakeapi serve`, `fakeapi explain`, `fakeapi log`, `fakeapi clock`,
+`fakeapi snapshot`.
 
 Imports: anything (it sits at the top, with the composition root below it)."""

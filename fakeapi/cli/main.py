@@ -1,18 +1,18 @@
 """The `fakeapi` command: its subcommands, each in a module of its own (`serve`, `explain`,
-`log`, `clock`), which imports what it needs when it runs."""
+`log`, `clock`, `snapshot`), which imports what it needs when it runs."""
 
 from __future__ import annotations
 
 import argparse
 
-from fakeapi.cli import clock, explain, logs, serve
+from fakeapi.cli import clock, explain, logs, serve, snapshot
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     parser = argparse.ArgumentParser(prog="fakeapi", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in (serve, explain, logs, clock):
+    for command in (serve, explain, logs, clock, snapshot):
         command.add_parser(sub)
     return parser
 

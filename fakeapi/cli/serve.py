@@ -148,6 +148,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                             "and paginated lists (e.g. 64Mi; default 128Mi)")
     serve.add_argument("--watch-stall-timeout", type=float, default=30.0, metavar="SECONDS",
                        help="close a watch whose client has read nothing for this long")
+    serve.add_argument("--from", dest="from_snapshot", type=Path, metavar="FILE",
+                       help="start with the objects of a snapshot (fakeapi snapshot), status "
+                            "included, as the server's own writes (a new --data-dir only)")
     serve.add_argument("--log-level", default="WARNING")
     serve.set_defaults(run=run)
 
@@ -173,7 +176,7 @@ async def serve(args: argparse.Namespace) -> int:
 
     from fakeapi import cel
     from fakeapi.cli import process
-    from fakeapi.cluster import ClusterConfig
+    from fakeapi.cluster import ClusterConfig, RestoreRefused
     from fakeapi.controlplane import ControlPlane
     from fakeapi.http import serving
     from fakeapi.machinery.clock import clock_for
@@ -193,14 +196,23 @@ async def serve(args: argparse.Namespace) -> int:
                            seed=args.seed, watch_stall_timeout=args.watch_stall_timeout)
     if args.log_retention_bytes is not None:
         config = dataclasses.replace(config, retention_bytes=args.log_retention_bytes)
+    if args.from_snapshot is not None:
+        from fakeapi.replay import restore
+        from fakeapi.replay.snapshot import SnapshotError
+        try:
+            objects = restore.load(args.from_snapshot, feature_gates=args.feature_gates)
+        except SnapshotError as e:
+            print(f"fakeapi: refusing to start: {e}", file=sys.stderr, flush=True)
+            return 2
+        config = dataclasses.replace(config, restore=objects)
     try:
         plane = ControlPlane(config, clock=clock_for(args.clock), components=args.components,
                              emulator=emulator)
     except (WalDamagedError, ReplayError):
         print(logcheck.refusal(args.data_dir), file=sys.stderr, flush=True)
         return 1
-    except WalError as e:  # not a fakeapi log, or already open in another server
-        print(f"fakeapi: refusing to start: {e}", file=sys.stderr, flush=True)
+    except (WalError, RestoreRefused) as e:  # not a fakeapi log, open in another server, or
+        print(f"fakeapi: refusing to start: {e}", file=sys.stderr, flush=True)  # no new one
         return 1
     kubeconfig = args.kubeconfig or state_dir / "kubeconfig"
     listener = await serving.listen(plane.cluster, host=args.host, port=args.port,

@@ -34,6 +34,11 @@ class Timer(Protocol):
 class Clock(Protocol):
     """What components read time and schedule timers through."""
 
+    deterministic: bool
+    """Whether nothing may depend on real time (a virtual clock): the real-time batching
+    devices (the log's wake-up window, the WAL's sync thread) then run at fixed points of the
+    event loop, so the same inputs give the same log."""
+
     def now(self) -> dt.datetime:
         """Current wall time, timezone-aware UTC."""
         ...
@@ -134,6 +139,8 @@ class _Settling:
 class RealClock(_Settling):
     """The system clock; timers run on the event loop."""
 
+    deterministic = False
+
     def now(self) -> dt.datetime:
         """Current UTC time."""
         return dt.datetime.now(dt.UTC)
@@ -179,8 +186,11 @@ class VirtualClock(_Settling):
     With `auto`, `run_auto()` also moves it: whenever every probe is idle, to the next timer.
     """
 
-    def __init__(self, start: dt.datetime | None = None, *, auto: bool = False) -> None:
+    def __init__(self, start: dt.datetime | None = None, *, auto: bool = False,
+                 deterministic: bool = True) -> None:
         super().__init__()
+        self.deterministic = deterministic
+        """False keeps the real-time batching devices (for tests of those devices)."""
         self._start = start or dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
         self.auto = auto
         self._elapsed = 0.0

@@ -69,7 +69,7 @@ class WorkQueue(Generic[K]):
         self.limiter: RateLimiter[K] = limiter or RateLimiter()
         self._queue: collections.deque[K] = collections.deque()
         self._dirty: set[K] = set()
-        self._processing: set[K] = set()
+        self._processing: dict[K, None] = {}  # in the order taken (requeued in that order)
         self._timers: dict[K, tuple[float, Timer]] = {}
         self._ready = asyncio.Event()
         self.adds = 0
@@ -124,12 +124,12 @@ class WorkQueue(Generic[K]):
             await self._ready.wait()
         key = self._queue.popleft()
         self._dirty.discard(key)
-        self._processing.add(key)
+        self._processing[key] = None
         return key
 
     def done(self, key: K) -> None:
         """Processing of `key` ended; requeue it if it was added meanwhile."""
-        self._processing.discard(key)
+        self._processing.pop(key, None)
         if key in self._dirty:
             self._queue.append(key)
             self._ready.set()
@@ -139,7 +139,7 @@ class WorkQueue(Generic[K]):
     def requeue_processing(self) -> None:
         """Put keys whose processing was interrupted (a crashed worker) back in the queue."""
         for key in list(self._processing):
-            self._processing.discard(key)
+            del self._processing[key]
             self._dirty.discard(key)
             self.add(key)
 

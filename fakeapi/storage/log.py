@@ -43,7 +43,8 @@ DEFAULT_RETENTION_BYTES = 128 * 1024 * 1024
 """Default cap on the JSON bytes of the retained window (`--log-retention-bytes`)."""
 WAKE_WINDOW = 0.002
 """Real seconds between a commit and waking its watchers (coalesces bursts, bounds latency):
-a batching device on the event loop, not emulated time."""
+a batching device on the event loop, not emulated time. On a deterministic clock watchers are
+woken on the loop's next iteration instead, so real time orders nothing."""
 RESUME_INTERVAL = 1.0
 """Seconds on the log's clock between probes of a failed WAL (is it writable again?)."""
 
@@ -223,8 +224,8 @@ class EventLog:
         self._by_resource: dict[str, list[Event]] = {}
         self._compacted_change: dict[str, int] = {}  # newest compacted event per resource
         self._waiters: dict[str, list[asyncio.Future[object]]] = {}
-        self._to_wake: set[str] = set()
-        self._wake_handle: asyncio.TimerHandle | None = None
+        self._to_wake: dict[str, None] = {}  # resources to wake, in the order they changed
+        self._wake_handle: asyncio.Handle | None = None
         self._flusher: asyncio.Task[None] | None = None
         self._resumer: asyncio.Task[None] | None = None
         self._resuming = False  # a resume probe of the failed WAL is under way
@@ -271,7 +272,10 @@ class EventLog:
         self._by_resource.setdefault(event.resource, []).append(event)
         self.retained_bytes += len(event.raw)
         if deferred:
-            self._request_flush()
+            if self.clock.deterministic:
+                self._flush_inline(event.revision)
+            else:
+                self._request_flush()
         else:
             self.visible = self.revision
             if event.resource in self._waiters:
@@ -281,6 +285,14 @@ class EventLog:
             self._trim()
 
     # ----- durability ----------------------------------------------------------------------
+
+    def _flush_inline(self, revision: int) -> None:
+        """On a deterministic clock: sync now, so the event is durable and visible when
+        `append` returns, as in memory mode (a sync thread's timing would order the run);
+        a failed sync raises, and the event was never appended."""
+        self.flush_now()
+        if self.visible < revision:
+            raise write_failed(self.failure or "the write-ahead log did not sync")
 
     def _request_flush(self) -> None:
         """Make sure a group commit will cover what was just appended."""
@@ -332,8 +344,11 @@ class EventLog:
         self.visible = upto
         if self.listener is not None:
             self.listener.published(events)
-        woken = {e.resource for e in events if e.resource in self._waiters}
-        if woken:
+        woken = dict.fromkeys(e.resource for e in events if e.resource in self._waiters)
+        if woken and self.clock.deterministic:  # woken as in memory mode
+            for resource in woken:
+                self._wake_soon(resource)
+        elif woken:
             self._to_wake.update(woken)
             if self._wake_handle is not None:
                 self._wake_handle.cancel()
@@ -492,7 +507,7 @@ class EventLog:
     def _wake_soon(self, resource: str) -> None:
         """Wake a resource's watchers once per short window, not once per event: under a
         burst every watcher then drains many events per wake-up and writes them at once."""
-        self._to_wake.add(resource)
+        self._to_wake[resource] = None
         if self._wake_handle is None:
             try:
                 loop = asyncio.get_running_loop()
@@ -501,11 +516,12 @@ class EventLog:
                 return
             # the loop's own timer, not the clock's: the window batches real work, and
             # settling sees it through `wake_pending` (told when it has run)
-            self._wake_handle = loop.call_later(WAKE_WINDOW, self._wake)
+            self._wake_handle = (loop.call_soon(self._wake) if self.clock.deterministic
+                                 else loop.call_later(WAKE_WINDOW, self._wake))
 
     def _wake(self) -> None:
         self._wake_handle = None
-        resources, self._to_wake = self._to_wake, set()
+        resources, self._to_wake = self._to_wake, {}
         for resource in resources:
             for fut in self._waiters.pop(resource, ()):
                 if not fut.done():
@@ -538,7 +554,7 @@ class EventLog:
         """Wake every waiter now (used at shutdown so watch streams end promptly)."""
         if self._wake_handle is not None:
             self._wake_handle.cancel()
-        self._to_wake.update(self._waiters)
+        self._to_wake.update(dict.fromkeys(self._waiters))
         self._wake()
 
     async def close(self) -> None:

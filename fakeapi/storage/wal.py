@@ -623,8 +623,14 @@ class WriteAheadLog:
     # -- shutdown -------------------------------------------------------------------------
 
     def flush_now(self) -> None:
-        """Synchronously write and fsync everything appended so far (no event loop needed)."""
-        self._flush_blocking()
+        """Synchronously write and fsync everything appended so far (no event loop needed);
+        an I/O error is a `WalError` (caused by it), as `sync()` raises it."""
+        try:
+            self._flush_blocking()
+        except WalError:
+            raise
+        except OSError as exc:
+            raise WalError(f"WAL flush failed: {exc}") from exc
 
     async def close(self) -> None:
         """Flush and fsync everything pending, wake all waiters, and close the file.

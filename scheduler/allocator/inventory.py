@@ -109,7 +109,7 @@ class Inventory:
     def device(self, driver: str, pool: str, name: str) -> Obj | None:
         """A published device's wire dict (from the pool's newest generation), or None."""
         found: tuple[int, Obj] | None = None
-        for slice_name in self._by_pool.get((driver, pool), ()):
+        for slice_name in sorted(self._by_pool.get((driver, pool), ())):
             s = self._slices[slice_name]
             if found is not None and s.generation <= found[0]:
                 continue
@@ -243,7 +243,7 @@ class _PoolSlices(Mapping[tuple[str, str], list[Slice]]):
         self._inv = inventory
 
     def __getitem__(self, key: tuple[str, str]) -> list[Slice]:
-        return [self._inv._slices[n] for n in self._inv._by_pool.get(key, ())]
+        return [self._inv._slices[n] for n in sorted(self._inv._by_pool.get(key, ()))]
 
     def __iter__(self) -> Iterator[tuple[str, str]]:
         return iter(self._inv._by_pool)

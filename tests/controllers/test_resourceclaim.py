@@ -21,6 +21,7 @@ import fakeapi.kube.resourceclaim as podclaims
 from controllers.resourceclaim import ResourceClaimController
 from fakeapi.client import Client
 from fakeapi.controlplane import ControlPlane
+from fakeapi.machinery.clock import VirtualClock
 from tests.support import dra
 from tests.support.dra import CLAIMS, POD_GROUPS, TEMPLATES
 from tests.support.plane import running_plane, stall_calls
@@ -395,7 +396,10 @@ async def test_a_burst_interrupted_mid_way_converges_after_restart(tmp_path: Pat
         await admin.create(TEMPLATES, dra.template("t"))
         await asyncio.gather(*(admin.create("pods", dra.pod(
             f"p{i}", claims=[dra.from_template("gpu", "t")])) for i in range(60)))
-    async with running_plane(CONTROLLERS, data_dir=tmp_path, settle=False) as first:
+    # the WAL's real group commit (writers wait for the sync thread) lets the test stop the
+    # controller mid-burst; a deterministic clock syncs inline and nothing would yield
+    async with running_plane(CONTROLLERS, data_dir=tmp_path, settle=False,
+                             clock=VirtualClock(deterministic=False)) as first:
         admin = first.cluster.client("admin")
         for _ in range(10_000):  # let part of the burst through, then stop
             await asyncio.sleep(0)

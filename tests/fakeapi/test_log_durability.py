@@ -40,9 +40,15 @@ def cm(name: str, value: str = "v") -> dict[str, Any]:
             "metadata": {"name": name, "namespace": "default"}, "data": {"k": value}}
 
 
+def group_commit_clock() -> VirtualClock:
+    """Virtual time with the log's real group commit: the sync thread, writers waiting for
+    the fsync that covers them (a deterministic clock syncs each write inline instead)."""
+    return VirtualClock(deterministic=False)
+
+
 def durable_cluster(path: Path, clock: VirtualClock | None = None) -> Cluster:
-    """A cluster whose log is in `path`, on a virtual clock of its own unless given one."""
-    return Cluster(ClusterConfig(data_dir=path, seed=3), clock=clock or VirtualClock())
+    """A cluster whose log is in `path`, on a group-commit clock of its own unless given one."""
+    return Cluster(ClusterConfig(data_dir=path, seed=3), clock=clock or group_commit_clock())
 
 
 async def watched(client: Client, since: str, timeout: float, seen: list[tuple[str, str]],
@@ -65,7 +71,7 @@ def visible_names(cluster: Cluster) -> list[str]:
 
 async def test_no_reader_sees_a_write_before_its_fsync_returns(tmp_path: Path,
                                                                disk: DiskFaults) -> None:
-    clock = VirtualClock()
+    clock = group_commit_clock()
     cluster = durable_cluster(tmp_path, clock)
     client = cluster.client("tester")
     await client.create(CM, cm("before"))
@@ -131,7 +137,7 @@ async def test_a_group_commit_becomes_visible_before_any_writer_is_answered(
 
 async def test_an_io_error_discards_the_unsynced_writes_and_refuses_more(
         tmp_path: Path, disk: DiskFaults) -> None:
-    clock = VirtualClock()
+    clock = group_commit_clock()
     cluster = durable_cluster(tmp_path, clock)
     clock.add_probe(lambda: cluster.log.wake_pending)  # a resume probe under way, too
     client = cluster.client("tester")
@@ -178,6 +184,59 @@ async def test_an_io_error_discards_the_unsynced_writes_and_refuses_more(
 
     reopened = durable_cluster(tmp_path)
     assert sorted(visible_names(reopened)) == ["after", "doomed-delete", "kept"]
+    stored = reopened.store.get(CM, "default", "kept")
+    assert stored is not None and stored.object["data"] == {"k": "old"}
+    await reopened.close()
+
+
+async def test_on_a_deterministic_clock_each_write_is_durable_when_it_is_appended(
+        tmp_path: Path) -> None:
+    """No sync thread orders the run: the write is synced inline, visible as in memory mode."""
+    cluster = durable_cluster(tmp_path, VirtualClock())
+    assert cluster.wal is not None
+    kind = cluster.kinds.by_id(CM)
+    assert kind is not None
+    flushes = cluster.wal.flush_count
+    event = cluster.registry.create(kind, "default", cm("now"),
+                                    RequestContext(user="tester")).event
+    assert event is not None  # and nothing awaited
+    assert cluster.log.visible == cluster.log.revision == event.revision
+    assert (cluster.wal.durable_seq, cluster.wal.flush_count) == (event.revision, flushes + 1)
+    assert visible_names(cluster) == ["now"]
+    await cluster.close()
+    reopened = durable_cluster(tmp_path)
+    assert visible_names(reopened) == ["now"]
+    await reopened.close()
+
+
+async def test_on_a_deterministic_clock_a_failed_sync_applies_nothing(
+        tmp_path: Path, disk: DiskFaults) -> None:
+    clock = VirtualClock()
+    cluster = durable_cluster(tmp_path, clock)
+    clock.add_probe(lambda: cluster.log.wake_pending)
+    client = cluster.client("tester")
+    kept = await client.create(CM, cm("kept", "old"))
+    durable_revision = cluster.log.revision
+    disk.fsync_error = OSError(errno.EIO, "Input/output error")
+    with pytest.raises(ApiError) as failed:
+        await client.update(CM, {**kept, "data": {"k": "new"}})
+    assert (failed.value.code, failed.value.reason) == (500, "InternalError")
+    assert "Input/output error" in failed.value.message and "not applied" in failed.value.message
+    with pytest.raises(ApiError) as refused:
+        await client.create(CM, cm("lost"))
+    assert (refused.value.code, refused.value.reason) == (503, "ServiceUnavailable")
+    assert cluster.log.revision == cluster.log.visible == durable_revision
+    stored = cluster.store.get(CM, "default", "kept")
+    assert stored is not None and stored.object["data"] == {"k": "old"}
+    assert visible_names(cluster) == ["kept"]
+
+    disk.fsync_error = None
+    await clock.advance(RESUME_INTERVAL)
+    again = await client.create(CM, cm("after"))
+    assert int(again["metadata"]["resourceVersion"]) == durable_revision + 1
+    await cluster.close()
+    reopened = durable_cluster(tmp_path)
+    assert visible_names(reopened) == ["after", "kept"]
     stored = reopened.store.get(CM, "default", "kept")
     assert stored is not None and stored.object["data"] == {"k": "old"}
     await reopened.close()

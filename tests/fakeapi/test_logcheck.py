@@ -10,37 +10,9 @@ import pytest
 
 from fakeapi.cli import main as cli
 from fakeapi.cluster import Cluster, ClusterConfig
-from fakeapi.registry.context import RequestContext
 from fakeapi.storage import logcheck
 from fakeapi.storage.wal import FILE_MAGIC, WriteAheadLog, ack_path, encode_record, read_ack
-
-
-def make_log(data_dir: Path, configmaps: int = 5) -> int:
-    """A data directory whose log holds the bootstrap state and ConfigMaps cm-0..cm-N-1
-    (the missing ones are written); returns the last revision."""
-    cluster = Cluster(ClusterConfig(data_dir=data_dir, seed=1))
-    kind = cluster.kinds.by_id("configmaps")
-    assert kind is not None
-    ctx = RequestContext(user="tester", groups=("system:authenticated",),
-                         field_manager="tester", verb="create")  # what the client would use
-    for i in range(configmaps):
-        if cluster.store.get("configmaps", "default", f"cm-{i}") is None:
-            cluster.registry.create(kind, "default", {"metadata": {"name": f"cm-{i}"}}, ctx)
-    cluster.log.flush_now()
-    assert cluster.wal is not None
-    cluster.wal.close_now()
-    return cluster.log.revision
-
-
-def flip_record(data_dir: Path, revision: int) -> int:
-    """Invert one payload byte of the record of `revision`; return that record's offset."""
-    path = logcheck.log_path(data_dir)
-    scan = logcheck.verify(data_dir).scan
-    offset = scan.offsets[revision - 1]
-    data = bytearray(path.read_bytes())
-    data[offset + 20] ^= 0xFF
-    path.write_bytes(bytes(data))
-    return offset
+from tests.support.datadirs import flip_record, make_log
 
 
 def run_cli(*argv: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

@@ -41,10 +41,12 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "catalog": ("root", "machinery", "runtime", "component"),
     "controlplane": ("root", *CORE_BELOW_REGISTRY, "registry", "client", "cluster", "runtime",
                      "component", "catalog"),
+    "replay": ("root", *CORE_BELOW_REGISTRY, "registry", "client", "cluster", "runtime",
+               "component", "catalog", "controlplane"),
     "testing": ("root", *CORE_BELOW_REGISTRY, "registry", "client", "cluster", "http",
-                "runtime", "component", "catalog", "controlplane"),
+                "runtime", "component", "catalog", "controlplane", "replay"),
     "cli": ("root", *CORE_BELOW_REGISTRY, "registry", "client", "cluster", "http", "runtime",
-            "component", "catalog", "controlplane"),
+            "component", "catalog", "controlplane", "replay"),
 }
 """What each layer may import. Components may import one module of the registry, the kind
 table, for the resource names they use (`kind table`)."""
