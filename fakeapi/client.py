@@ -58,13 +58,17 @@ class Client:
         self.info = UserInfo(user, groups=(*groups, AUTHENTICATED), extra=dict(extra or {}))
         ctx = RequestContext(user=user, groups=self.info.groups, extra=self.info.extra,
                              field_manager=user.rsplit(":", 1)[-1])
-        self._contexts = {verb: dataclasses.replace(ctx, verb=verb) for verb in VERBS}
+        self._contexts = {(verb, ""): dataclasses.replace(ctx, verb=verb) for verb in VERBS}
 
     def _authorize(self, verb: str, kind: Kind, namespace: str | None, name: str = "",
                    subresource: str = "") -> RequestContext:
         """RBAC for one call (403 like an HTTP client gets); the context carries the verb."""
         authz.authorize(self._authorizer, self.info, verb, kind, namespace, name, subresource)
-        return self._contexts[verb]
+        ctx = self._contexts.get((verb, subresource))
+        if ctx is None:
+            ctx = self._contexts[verb, subresource] = dataclasses.replace(
+                self._contexts[verb, ""], subresource=subresource)
+        return ctx
 
     @property
     def user(self) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import dataclasses
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -51,6 +52,7 @@ from fakeapi.machinery.errors import (
 )
 from fakeapi.machinery.errors import invalid as invalid_error
 from fakeapi.machinery.jsonio import dumps
+from fakeapi.machinery.requestinfo import HttpRequest
 from fakeapi.machinery.watchtypes import DELETED
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import WriteResult
@@ -74,6 +76,8 @@ from fakeapi.storage.watch import (
 )
 
 log = logging.getLogger(__name__)
+RAW_BODY = web.RequestKey("raw_body", bytes)
+"""A write request's body as it came (the recording keeps it)."""
 
 MAX_BODY = 3 * 1024 * 1024
 PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
@@ -354,11 +358,21 @@ class Api:
         raw = await _read_body(request)
         if len(raw) > MAX_BODY:
             raise too_large()
+        request[RAW_BODY] = raw
         if ctype in PATCH_TYPES:
             return raw
         if ctype == protobuf.CONTENT_TYPE:
             return protobuf.decode_protobuf(raw), []
         return decode_body(raw, ctype or JSON_TYPE, kind=kind)
+
+    @staticmethod
+    def _recorded(request: web.Request, ctx: RequestContext, subresource: str = ""
+                  ) -> RequestContext:
+        """The write's context with the request itself, which the recording keeps."""
+        http = HttpRequest(method=request.method, path=request.raw_path,
+                           content_type=request.headers.get("Content-Type", ""),
+                           body=request.get(RAW_BODY, b""), groups=ctx.groups)
+        return dataclasses.replace(ctx, subresource=subresource, http=http)
 
     async def _durable(self, result: WriteResult) -> None:
         """Wait until the version the write answers with is on disk (and so visible)."""
@@ -377,6 +391,7 @@ class Api:
         """POST to a collection."""
         ctx = self.contexts.of(request, "CreateOptions")
         body = await self._body(request, kind=t.kind.kind)
+        ctx = self._recorded(request, ctx)
         result = self.registry.create(t.kind, t.namespace or "", body, ctx)
         return await self._respond(request, result, 201)
 
@@ -384,6 +399,7 @@ class Api:
         """PUT an object or subresource."""
         ctx = self.contexts.of(request, "UpdateOptions")
         body = await self._body(request, kind=t.kind.kind)
+        ctx = self._recorded(request, ctx, t.subresource or "")
         result = self.registry.update(t.kind, t.namespace or "", t.name, body, ctx,
                                       t.subresource)
         return await self._respond(request, result)
@@ -393,6 +409,7 @@ class Api:
         ctx = self.contexts.of(request, "PatchOptions")
         raw = await self._body(request, PATCH_TYPES)
         assert isinstance(raw, bytes)
+        ctx = self._recorded(request, ctx, t.subresource or "")
         result = self.registry.patch(t.kind, t.namespace or "", t.name, request.content_type,
                                      raw, ctx, t.subresource)
         return await self._respond(request, result, 201 if result.created else 200)
@@ -404,7 +421,7 @@ class Api:
         if request.can_read_body:
             body = await self._body(request)
             value = body[0] if isinstance(body, tuple) else None
-        return delete_options(value, request.query, ctx)
+        return delete_options(value, request.query, self._recorded(request, ctx))
 
     async def delete(self, request: web.Request, t: Target) -> web.Response:
         """DELETE an object."""
@@ -466,7 +483,8 @@ class Api:
                                                             "Required value: name is required",
                                                             "FieldValueRequired")])
         result = self.registry.create_subresource(target, t.namespace or "", name, subresource,
-                                                  value, ctx)
+                                                  value,
+                                                  self._recorded(request, ctx, subresource))
         await self._durable(result)
         return json_response(created_status(), 201)
 
@@ -476,9 +494,9 @@ class Api:
         ctx = self.contexts.of(request, "CreateOptions")
         body = await self._body(request)
         value = body[0] if isinstance(body, tuple) else None
-        result = await self.registry.post_subresource(t.kind, t.namespace or "", t.name,
-                                                      t.subresource,
-                                                      {} if value is None else value, ctx)
+        result = await self.registry.post_subresource(
+            t.kind, t.namespace or "", t.name, t.subresource, {} if value is None else value,
+            self._recorded(request, ctx, t.subresource or ""))
         await self.cluster.log.durable()
         if result.event is None and result.type:  # an action's answer (eviction, token)
             return json_response(result.object, 201 if result.created else 200)

@@ -7,6 +7,7 @@ import functools
 from collections.abc import Mapping
 
 from fakeapi.auth.authn import UserInfo
+from fakeapi.machinery.requestinfo import HttpRequest, request_head
 from fakeapi.patching.managedfields import manager_from_user_agent
 
 
@@ -26,11 +27,26 @@ class RequestContext:
     """The caller's extra attributes (e.g. the node-name of a node-bound service account)."""
     verb: str = ""
     """The authorization verb of the request (`update`, `patch`, ...), for admission checks."""
+    subresource: str = ""
+    """The subresource the request writes (`status`, `binding`, ...), for the recording."""
+    http: HttpRequest | None = dataclasses.field(default=None, compare=False, hash=False)
+    """The HTTP request itself, when the write came over HTTP (the recording keeps it)."""
 
     @functools.cached_property
     def manager(self) -> str:
         """The field manager: the explicit one, else derived from the user agent like upstream."""
         return self.field_manager or manager_from_user_agent(self.user_agent) or "unknown"
+
+    @functools.cached_property
+    def _head(self) -> dict:
+        return request_head(verb=self.verb, subresource=self.subresource,
+                            field_manager=self.field_manager, dry_run=self.dry_run)
+
+    def recorded(self, revision: int) -> dict:
+        """What the event committed at `revision` records about this request (its `q`)."""
+        if self.http is None:
+            return self._head
+        return self.http.head(self._head, revision)
 
     @functools.cached_property
     def requester(self) -> UserInfo:

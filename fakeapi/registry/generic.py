@@ -548,7 +548,8 @@ class Registry:
         if ctx.dry_run:
             return WriteResult(event=None, object=obj, created=created, warnings=warnings,
                                type=type)
-        event = self.store.commit(type, kind.resource_id, obj, actor=ctx.user)
+        event = self.store.commit(type, kind.resource_id, obj, actor=ctx.user,
+                                  request=ctx.recorded(self.store.log.revision + 1))
         if kind.resource_id == CUSTOM_RESOURCE_DEFINITIONS.resource_id:
             self._serve_crd(event.object, deleted=type == DELETED)
         return WriteResult(event=event, object=event.object, created=created, warnings=warnings,

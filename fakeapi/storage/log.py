@@ -59,11 +59,11 @@ class Event:
     """
 
     __slots__ = ("revision", "type", "resource", "namespace", "name", "_object", "raw",
-                 "_prev", "_prev_raw", "actor", "time", "_lines")
+                 "_prev", "_prev_raw", "actor", "time", "request", "_lines")
 
     def __init__(self, *, revision: int, type: str, resource: str, namespace: str, name: str,
                  object: dict[str, Any] | None, raw: bytes, prev_raw: bytes | None, actor: str,
-                 time: str) -> None:
+                 time: str, request: dict[str, Any] | None = None) -> None:
         self.revision = revision
         self.type = type
         self.resource = resource
@@ -75,6 +75,9 @@ class Event:
         self._prev_raw = prev_raw
         self.actor = actor
         self.time = time
+        self.request = request
+        """What the recording keeps of the request behind the event (`machinery.requestinfo`;
+        None in logs from before it was recorded)."""
         self._lines: dict[str, bytes] | None = None
 
     @property
@@ -126,9 +129,11 @@ class Event:
 
     def record(self) -> bytes:
         """The durable form: a JSON header line, then the object's JSON."""
-        head = orjson.dumps({"r": self.revision, "t": self.type, "res": self.resource,
-                             "ns": self.namespace, "n": self.name, "a": self.actor,
-                             "ts": self.time})
+        h = {"r": self.revision, "t": self.type, "res": self.resource, "ns": self.namespace,
+             "n": self.name, "a": self.actor, "ts": self.time}
+        if self.request is not None:
+            h["q"] = self.request
+        head = orjson.dumps(h)
         return head + b"\n" + self.raw
 
     @classmethod
@@ -140,7 +145,7 @@ class Event:
             obj = loads(raw)
             event = cls(revision=h["r"], type=h["t"], resource=h["res"], namespace=h["ns"],
                         name=h["n"], object=obj, raw=raw, prev_raw=prev_raw, actor=h["a"],
-                        time=h["ts"])
+                        time=h["ts"], request=h.get("q"))
         except (ValueError, KeyError, TypeError) as e:
             raise ValueError(f"not an event record ({type(e).__name__}: {e})") from None
         if (not isinstance(event.revision, int) or event.type not in (ADDED, MODIFIED, DELETED)

@@ -182,8 +182,10 @@ class Store:
             else:
                 yield table[k]
 
-    def commit(self, type: str, resource: str, obj: Obj, *, actor: str) -> Event:
-        """Append one event for `obj` at the next revision and update the view.
+    def commit(self, type: str, resource: str, obj: Obj, *, actor: str,
+               request: dict[str, Any] | None = None) -> Event:
+        """Append one event for `obj` at the next revision and update the view (`request`:
+        what the recording keeps of the request behind it, see `machinery.requestinfo`).
 
         `obj` becomes owned by the store: its metadata.resourceVersion is set here and it
         must not be mutated afterwards.
@@ -198,7 +200,7 @@ class Store:
         event = Event(revision=revision, type=type, resource=resource, namespace=namespace,
                       name=name, object=obj, raw=dumps(obj),
                       prev_raw=old.raw if old is not None else None, actor=actor,
-                      time=rfc3339(self.clock.now()))
+                      time=rfc3339(self.clock.now()), request=request)
         self.log.append(event)
         note_stored(event.raw)
         if self.log.visible < revision:  # not durable yet: keep what readers still see
