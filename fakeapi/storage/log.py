@@ -158,19 +158,30 @@ class Event:
         head, _, raw = data.partition(b"\n")
         try:
             h = _loads_head(head)
-            event = cls(revision=h["r"], type=h["t"], resource=h["res"], namespace=h["ns"],
-                        name=h["n"], object=None, raw=raw, prev_raw=prev_raw, actor=h["a"],
-                        time=h["ts"], request=h.get("q"))
-        except (ValueError, KeyError, TypeError) as e:
+            event = _new_event(cls)  # the slots set directly: the replay's hot path
+            event.revision = h["r"]
+            event.type = h["t"]
+            event.resource = h["res"]
+            event.namespace = h["ns"]
+            event.name = h["n"]
+            event.actor = h["a"]
+            event.time = h["ts"]
+            event.request = h.get("q")
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise ValueError(f"not an event record ({type(e).__name__}: {e})") from None
         if (type(event.revision) is not int or event.type not in _TYPES
                 or raw[:1] != b"{" or raw[-1:] != b"}"):
             raise ValueError("not an event record (bad revision, type or object)")
+        event.raw = raw
+        event._object = event._prev = event._lines = None
+        event._prev_raw = prev_raw
+        event._current = True
         return event
 
 
 _TYPES = frozenset((ADDED, MODIFIED, DELETED))
 _loads_head = orjson.loads
+_new_event = object.__new__
 
 
 def _rev(e: Event) -> int:
@@ -304,6 +315,26 @@ class EventLog:
             self.visible = self.revision
             if event.resource in self._waiters:
                 self._wake_soon(event.resource)
+        if (len(self._events) > self.retention + self.retention // 4
+                or self.retained_bytes > self.retention_bytes):
+            self._trim()
+
+    def extend_replayed(self, events: list[Event]) -> None:
+        """Append replayed events (revisions `revision + 1` on, in order) at once, visible at
+        once, as `append(event, durable=False)` of each would (the window trimmed once)."""
+        if not events:
+            return
+        assert events[0].revision == self.revision + 1, (events[0].revision, self.revision)
+        self._events.extend(events)
+        by_resource = self._by_resource
+        size = 0
+        for event in events:
+            by_resource.setdefault(event.resource, []).append(event)
+            size += len(event.raw)
+        self.retained_bytes += size
+        self.revision = self.visible = events[-1].revision
+        for resource in {e.resource for e in events} & self._waiters.keys():
+            self._wake_soon(resource)
         if (len(self._events) > self.retention + self.retention // 4
                 or self.retained_bytes > self.retention_bytes):
             self._trim()
