@@ -45,6 +45,8 @@ WAKE_WINDOW = 0.002
 """Real seconds between a commit and waking its watchers (coalesces bursts, bounds latency):
 a batching device on the event loop, not emulated time. On a deterministic clock watchers are
 woken on the loop's next iteration instead, so real time orders nothing."""
+ANY = ""
+"""The resource `EventLog.wait` takes to wait for the next visible event of any resource."""
 RESUME_INTERVAL = 1.0
 """Seconds on the log's clock between probes of a failed WAL (is it writable again?)."""
 
@@ -313,7 +315,7 @@ class EventLog:
                 self._request_flush()
         else:
             self.visible = self.revision
-            if event.resource in self._waiters:
+            if event.resource in self._waiters or ANY in self._waiters:
                 self._wake_soon(event.resource)
         if (len(self._events) > self.retention + self.retention // 4
                 or self.retained_bytes > self.retention_bytes):
@@ -333,7 +335,8 @@ class EventLog:
             size += len(event.raw)
         self.retained_bytes += size
         self.revision = self.visible = events[-1].revision
-        for resource in {e.resource for e in events} & self._waiters.keys():
+        touched = {e.resource for e in events}
+        for resource in touched if ANY in self._waiters else touched & self._waiters.keys():
             self._wake_soon(resource)
         if (len(self._events) > self.retention + self.retention // 4
                 or self.retained_bytes > self.retention_bytes):
@@ -399,7 +402,8 @@ class EventLog:
         self.visible = upto
         if self.listener is not None:
             self.listener.published(events)
-        woken = dict.fromkeys(e.resource for e in events if e.resource in self._waiters)
+        waiting, anyone = self._waiters, ANY in self._waiters
+        woken = dict.fromkeys(e.resource for e in events if anyone or e.resource in waiting)
         if woken and self.clock.deterministic:  # woken as in memory mode
             for resource in woken:
                 self._wake_soon(resource)
@@ -577,6 +581,8 @@ class EventLog:
     def _wake(self) -> None:
         self._wake_handle = None
         resources, self._to_wake = self._to_wake, {}
+        if resources:
+            resources[ANY] = None
         for resource in resources:
             for fut in self._waiters.pop(resource, ()):
                 if not fut.done():
@@ -584,7 +590,8 @@ class EventLog:
         self.clock.probe_changed()
 
     async def wait(self, resource: str, timeout: float | None, *, clock: Clock) -> None:
-        """Wait for the next visible event of `resource` (or `timeout` seconds on `clock`).
+        """Wait for the next visible event of `resource` (`ANY`: of any resource), or
+        `timeout` seconds on `clock`.
 
         A plain `await` on the future, not `asyncio.wait_for`: on Python 3.11 `wait_for`
         swallows a cancellation that arrives together with the wake-up (as at shutdown, when

@@ -154,5 +154,33 @@ def _damaged(path: Path, offset: int, revision: int, why: str) -> WalDamagedErro
                                         intact_after=0, acknowledged=False, torn=False))
 
 
-__all__ = ["LOG_NAME", "Header", "RecordingMissing", "events", "header_record", "log_file",
+
+
+def last_revision(data_dir: Path) -> int:
+    """The newest revision of `data_dir`'s log: the ack file's count when it covers the whole
+    file, else the intact records counted."""
+    path = log_file(data_dir)
+    ack = read_ack(path)
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise RecordingMissing(f"{data_dir} holds no event log ({path} does not exist)") from None
+    if ack is not None and ack.offset == size:
+        return ack.records
+    _, mm = _open(data_dir)
+    if mm is None:
+        return 0
+    try:
+        pos, count = preamble(mm, path).start, 0
+        while True:
+            payload, pos, _ = next_record(mm, pos)
+            if payload is None:
+                return count
+            count += 1
+    finally:
+        mm.close()
+
+
+__all__ = ["LOG_NAME", "Header", "RecordingMissing", "events", "header_record", "last_revision",
+           "log_file",
            "package_version", "parse_header", "read_header"]
