@@ -180,27 +180,27 @@ def _table(entries: Iterator[dict[str, Any]], diff: bool, out: Any, follow: bool
         out.write("   ".join(c.ljust(w) for c, w in zip(COLUMNS[:-1], widths, strict=False))
                   + "   " + COLUMNS[-1] + "\n")
 
-    for e in entries:
-        if sample is not None and len(sample) < TABLE_SAMPLE and not follow:
-            sample.append(e)
-            if len(sample) < TABLE_SAMPLE:
-                continue
-        if sample:
-            _fit(widths, sample)
+    started = False
+
+    def start(rows: list[dict[str, Any]], slack: int) -> None:
+        nonlocal started
+        if not started:
+            _fit(widths, rows, slack=slack)
             header()
             for s in sample:
                 emit(s)
-            sample = []
-            continue
-        if follow and widths == [len(c) for c in COLUMNS]:
-            _fit(widths, [e], slack=12)
-            header()
-        emit(e)
-    if sample:
-        _fit(widths, sample)
-        header()
-        for s in sample:
-            emit(s)
+            started = True
+
+    try:
+        for e in entries:
+            if not started and not follow and len(sample) < TABLE_SAMPLE:
+                sample.append(e)
+                continue
+            start(sample or [e], 0 if sample else 12)
+            emit(e)
+    finally:  # the rows read before damage or an interrupt are still printed
+        if sample:
+            start(sample, 0)
 
 
 def _fit(widths: list[int], entries: list[dict[str, Any]], slack: int = 0) -> None:
