@@ -28,12 +28,12 @@ def run_log_command(args: argparse.Namespace) -> int:
     """`fakeapi log show` (see `cli.logshow`), or `verify|repair`: 0 when the log is sound
     (or was repaired), 1 when it is damaged (or the repair was refused), 2 when it is no
     fakeapi log at all."""
-    from fakeapi.storage import logcheck
-    from fakeapi.storage.wal import WalCorruptError
-
     if args.log_command == "show":
         from fakeapi.cli import logshow
         return logshow.run(args)
+    from fakeapi.storage import logcheck
+    from fakeapi.storage.wal import WalCorruptError
+
     try:
         if args.log_command == "verify":
             report = logcheck.verify(args.data_dir)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from fakeapi.registry.kinds import KindTable
     from fakeapi.storage.log import Event
 
 TABLE_SAMPLE = 50
@@ -87,14 +88,15 @@ def run(args: argparse.Namespace) -> int:
 
 def _local(args: argparse.Namespace) -> Iterator[dict[str, Any]]:
     """The entries of DIR's log file."""
-    from tqdm import tqdm
-
     from fakeapi.registry import loglisting
-    from fakeapi.registry.kinds import served_kinds
     from fakeapi.storage import recording
 
+    def kinds() -> KindTable:
+        from fakeapi.registry.kinds import served_kinds
+        return served_kinds()
+
     options = vars(args)
-    filter = loglisting.filter_from(options.get, served_kinds())
+    filter = loglisting.filter_from(options.get, kinds)
     recording.read_header(args.data_dir)  # no log, or a newer format: before any row
     bounded = isinstance(filter.since, int) or isinstance(filter.until, int)
     last = recording.last_revision(args.data_dir) if bounded or sys.stderr.isatty() else 0
@@ -102,20 +104,21 @@ def _local(args: argparse.Namespace) -> Iterator[dict[str, Any]]:
         loglisting.check_bounds(filter, last)
     scan = args.diff or any(getattr(args, f) for f in ("kind", "namespace", "name", "actor"))
     start = 1 if args.diff else filter.first_revision()
-    bar = tqdm(total=last - start + 1, unit="event", unit_scale=True, desc="reading the log",
-               file=sys.stderr, leave=False, mininterval=0.5,
-               disable=not (scan and sys.stderr.isatty()))
+    events = recording.events(args.data_dir, since=start)
+    if not (scan and sys.stderr.isatty()):
+        yield from loglisting.select(events, filter, with_object=args.output != "table",
+                                     with_diff=args.diff, everything=args.diff_all)
+        return
+    from tqdm import tqdm
 
-    def seen(_event: Event) -> None:
-        bar.update()
+    with tqdm(total=last - start + 1, unit="event", unit_scale=True, desc="reading the log",
+              file=sys.stderr, leave=False, mininterval=0.5) as bar:
 
-    try:
-        yield from loglisting.select(
-            recording.events(args.data_dir, since=start), filter,
-            with_object=args.output != "table", with_diff=args.diff, everything=args.diff_all,
-            seen=None if bar.disable else seen)
-    finally:
-        bar.close()
+        def seen(_event: Event) -> None:
+            bar.update()
+
+        yield from loglisting.select(events, filter, with_object=args.output != "table",
+                                     with_diff=args.diff, everything=args.diff_all, seen=seen)
 
 
 def _remote(args: argparse.Namespace) -> Iterator[dict[str, Any]]:

@@ -56,7 +56,7 @@ async def answer(cluster: Cluster, request: web.Request) -> web.StreamResponse:
     """The listing (and, with watch=true, the events after it) for one request."""
     query = request.query
     try:
-        filter = loglisting.filter_from(query.get, cluster.kinds)
+        filter = loglisting.filter_from(query.get, lambda: cluster.kinds)
         watch = query.get("watch") in _TRUE  # a follower may name revisions still to come
         loglisting.check_bounds(filter, 2**62 if watch else cluster.log.visible)
     except loglisting.ListingError as e:

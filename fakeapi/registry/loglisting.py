@@ -13,14 +13,16 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fakeapi.machinery import fielddiff
 from fakeapi.machinery.jsonio import loads
 from fakeapi.machinery.timestamps import parse_time
 from fakeapi.machinery.watchtypes import ADDED, DELETED
-from fakeapi.registry.kinds import KindTable
 from fakeapi.storage.log import Event
+
+if TYPE_CHECKING:  # the kind table is built only when --kind asks for it (log show's start)
+    from fakeapi.registry.kinds import KindTable
 
 Entry = dict[str, Any]
 COLUMNS = ("REVISION", "TIME", "ACTOR", "VERB", "KIND", "NAMESPACE/NAME")
@@ -183,11 +185,12 @@ def select(events: Iterable[Event], filter: Filter, *, with_object: bool, with_d
             yield entry(event, with_object=with_object)
 
 
-def filter_from(query: Callable[[str], str | None], kinds: KindTable) -> Filter:
+def filter_from(query: Callable[[str], str | None], kinds: Callable[[], KindTable]) -> Filter:
     """The filter named by options or query parameters (`query(name)`: its text or None):
-    kind, namespace, name, actor, since, until (ListingError for a bad bound)."""
+    kind (resolved by the table `kinds()` gives), namespace, name, actor, since, until
+    (ListingError for a bad bound)."""
     kind, since, until = query("kind"), query("since"), query("until")
-    return Filter(resources=kind_names(kinds, kind) if kind else None,
+    return Filter(resources=kind_names(kinds(), kind) if kind else None,
                   namespace=query("namespace"), name=query("name"), actor=query("actor"),
                   since=parse_bound(since, "--since") if since else None,
                   until=parse_bound(until, "--until") if until else None)

@@ -12,7 +12,6 @@ and a newer format is `WalFormatError`, before any event.
 from __future__ import annotations
 
 import dataclasses
-import importlib.metadata
 import mmap
 import os
 from collections.abc import Iterator, Mapping
@@ -56,6 +55,8 @@ class Header:
 
 def package_version() -> str:
     """The installed fakeapi's version ("unknown" outside an installed package)."""
+    import importlib.metadata  # not for readers: only a new log's header needs it
+
     try:
         return importlib.metadata.version("fakeapi")
     except importlib.metadata.PackageNotFoundError:

@@ -6,6 +6,7 @@ damage reached after what was printed)."""
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import orjson
@@ -15,6 +16,7 @@ import yaml
 from fakeapi.cli import main as cli
 from fakeapi.storage.wal import RECORD_HEADER, scan_file
 from tests.support.paths import ROOT
+from tests.support.terminal import stderr_on_a_terminal
 
 RECORDING = ROOT / "tests" / "data" / "recordings" / "format2"
 OLD = ROOT / "tests" / "data" / "recordings" / "format1"
@@ -138,3 +140,12 @@ def test_bad_logs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
 def test_dir_or_kubeconfig_is_needed(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["log", "show"]) == 2
     assert "needs DIR or --kubeconfig" in capsys.readouterr().err
+
+
+def test_a_scan_shows_a_progress_bar_on_a_terminal_only(capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    code, _, err = show(capsys, "--kind", "cm")
+    assert (code, err) == (0, ""), "no bar when stderr is no terminal"
+    argv = [sys.executable, "-m", "fakeapi.cli", "log", "show", str(RECORDING), "--kind", "cm"]
+    code, seen = stderr_on_a_terminal(argv)
+    assert code == 0 and b"reading the log" in seen
