@@ -30,6 +30,7 @@ from fakeapi.storage.wal import (
     next_record,
     preamble,
     read_ack,
+    skip_records,
 )
 
 LOG_NAME = "events.log"
@@ -115,7 +116,8 @@ def events(data_dir: Path, *, since: int = 1) -> Iterator[Event]:
     """The events of `data_dir`'s log from revision `since` on, decoded one record at a time.
 
     Raises (when it gets there) RecordingMissing, WalFormatError before any event, and
-    WalDamagedError at a damaged record, with its offset and revision. The events carry no
+    WalDamagedError at a damaged record, with its offset and revision (records before
+    `since` are walked by their framing only, not checksummed). The events carry no
     previous version (`prev_raw` is None).
     """
     ack = read_ack(log_file(data_dir))  # before the file: it never claims more than that
@@ -123,8 +125,7 @@ def events(data_dir: Path, *, since: int = 1) -> Iterator[Event]:
     if mm is None:
         return
     try:
-        pos = preamble(mm, path).start
-        revision = 0
+        pos, revision = skip_records(mm, preamble(mm, path).start, since - 1)
         from_record = Event.from_record
         size = len(mm)
         why = ""

@@ -90,6 +90,7 @@ __all__ = [
     "preamble",
     "read_ack",
     "scan_file",
+    "skip_records",
     "write_ack",
 ]
 
@@ -462,6 +463,23 @@ def next_record(data: Buffer, pos: int) -> tuple[bytes | None, int, str]:
     if _crc32(payload, length) != crc:
         return None, pos, "checksum mismatch"
     return payload, body + length, ""
+
+
+def skip_records(data: Buffer, pos: int, count: int) -> tuple[int, int]:
+    """Walk past up to `count` records from `pos` by their framing alone (magic and length,
+    no checksum: a reader that starts later need not read what it skips); the offset reached
+    and how many were passed (fewer at the end or at a broken frame, where `next_record`
+    then says why)."""
+    end = len(data)
+    passed = 0
+    while passed < count and pos + _HEADER_SIZE <= end:
+        magic, length, _ = _unpack_header(data, pos)
+        nxt = pos + _HEADER_SIZE + length
+        if magic != RECORD_MAGIC or length > MAX_RECORD_BYTES or nxt > end:
+            break
+        pos = nxt
+        passed += 1
+    return pos, passed
 
 
 def scan_file(path: Path) -> ScanResult:
