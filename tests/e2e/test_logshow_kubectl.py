@@ -1,7 +1,8 @@
 """The recording served by a running `fakeapi serve`: kubectl v1.37 reads
 /debug/fakeapi/log as the admin and is refused as another user (RBAC on the non-resource
-URL, upstream's 403 Status), a bad query is a 400, and `fakeapi log show --kubeconfig`
-lists from it and `--follow` sees a new kubectl write as it happens."""
+URL, upstream's 403 Status), a bad query is a 400, `fakeapi log show --kubeconfig` lists
+from it and `--follow` sees a new kubectl write as it happens; the log's header holds the
+settings the server was started with."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from fakeapi.storage import recording
 from tests.support.kubectl import Kubectl, token_kubectl
 from tests.support.paths import ROOT
 from tests.support.processes import LineReader, ServerProcess, start_server
@@ -70,6 +72,13 @@ def test_kubectl_reads_the_log_as_admin_only(live: tuple[ServerProcess, Kubectl]
     assert as_alice.returncode == 2 and "Error from server (Forbidden)" in as_alice.stderr
     beyond = fakeapi("log", "show", "--kubeconfig", str(srv.kubeconfig), "--until", "99999")
     assert beyond.returncode == 2 and "beyond the end of the log" in beyond.stderr
+
+    settings = recording.read_header(srv.data_dir).settings
+    assert {k: settings[k] for k in ("seed", "clock", "nodes", "components", "adopt_nodes",
+                                     "feature_gates")} == {
+        "seed": 3, "clock": "virtual", "nodes": 0, "components": "*", "adopt_nodes": True,
+        "feature_gates": {}}
+    assert settings["node_profile"]["name"] == "default" and settings["node_profile"]["drivers"]
 
 
 @pytest.mark.parametrize("via", ["kubeconfig", "dir"])
