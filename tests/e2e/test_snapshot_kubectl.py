@@ -36,9 +36,10 @@ from tests.support.seeds import SEED_GATE_MAP, SEED_GATES
 Obj = dict[str, Any]
 Key = tuple[str, str, str]
 ADVERTISED = {("endpoints", "default", "kubernetes"),
-              ("endpointslices.discovery.k8s.io", "default", "kubernetes")}
-"""What a serving server writes itself (its own address), which the in-process recording
-never had."""
+              ("endpointslices.discovery.k8s.io", "default", "kubernetes"),
+              ("clocks.emulator.fakeapi.dev", "", "cluster")}
+"""What a serving server writes itself (its own address) and its own Clock, which the
+in-process recording never had or the snapshot leaves out."""
 QUIET = ("--components", "", "--nodes", "0", "--feature-gates", SEED_GATES)
 """A server that only serves: no component changes what was loaded."""
 
