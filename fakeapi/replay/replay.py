@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 UNBOUNDED = 2**62
 """The replay keeps its whole log in memory (the check reads it back)."""
+NO_TYPE = ("Content-Type",)
+"""A request recorded without a Content-Type is sent without one (aiohttp would add one)."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -145,7 +147,9 @@ async def _send(session: aiohttp.ClientSession, sent: Input) -> tuple[int, str]:
     if sent.content_type:
         headers.append(("Content-Type", sent.content_type))
     async with session.request(sent.method, sent.path, data=sent.body or None,
-                               headers=CIMultiDict(headers)) as response:
+                               headers=CIMultiDict(headers),
+                               skip_auto_headers=() if sent.content_type else NO_TYPE
+                               ) as response:
         if response.status < 400:
             await response.read()
             return response.status, ""
