@@ -376,7 +376,8 @@ class Api:
         """The write's context with the request itself, which the recording keeps."""
         http = HttpRequest(method=request.method, path=request.raw_path,
                            content_type=request.headers.get("Content-Type", ""),
-                           body=request.get(RAW_BODY, b""), groups=ctx.groups)
+                           body=request.get(RAW_BODY, b""), groups=ctx.groups,
+                           user_agent=request.headers.get("User-Agent", ""))
         return dataclasses.replace(ctx, subresource=subresource, http=http)
 
     async def _durable(self, result: WriteResult) -> None:

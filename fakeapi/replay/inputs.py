@@ -42,8 +42,8 @@ class Input:
     """Path and query, as sent."""
     content_type: str
     body: bytes
-    field_manager: str
-    """The manager the server named (sent as the User-Agent, where the path names none)."""
+    user_agent: str
+    """The recorded User-Agent (a request without a field manager is named after it)."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -72,7 +72,7 @@ class Recording:
             found.append(Input(revision=head["r"], time=parse_time(head["ts"]), user=head["a"],
                                groups=tuple(q.get("g", ())), method=q["m"], path=q["p"],
                                content_type=q.get("ct", ""), body=recorded_body(q),
-                               field_manager=q.get("fm", "")))
+                               user_agent=q.get("ua", "")))
         return found
 
     def clock_mode(self) -> str:

@@ -4,7 +4,8 @@ The control plane is built on a virtual clock with the recording's seed and sett
 served on a loopback port (`fakeapi.http.serving.listen`, the server `fakeapi serve` runs,
 advertising the recorded server's address). Each input is sent over HTTPS as the recorded
 user (the admin certificate with Impersonate-User and Impersonate-Group), with the recorded
-method, path and query, content type and body; the server's input turns settle the
+method, path and query, content type, body and User-Agent (a header it didn't have is left
+out, not filled in by aiohttp); the server's input turns settle the
 control plane before each one (`fakeapi.machinery.inputturns`), as they did while a
 virtual-clock recording was made, so the components make the same writes again. For a
 real-clock recording the clock is moved to each input's recorded time first.
@@ -44,8 +45,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 UNBOUNDED = 2**62
 """The replay keeps its whole log in memory (the check reads it back)."""
-NO_TYPE = ("Content-Type",)
-"""A request recorded without a Content-Type is sent without one (aiohttp would add one)."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -143,13 +142,15 @@ async def _move_to(clock: VirtualClock, sent: Input) -> None:
 async def _send(session: aiohttp.ClientSession, sent: Input) -> tuple[int, str]:
     """Send one input as its recorded user; the answer's status and (on a refusal) message."""
     headers = [(IMPERSONATE_USER, sent.user), *((IMPERSONATE_GROUP, g) for g in sent.groups),
-               ("User-Agent", sent.field_manager or "fakeapi-replay")]
+               ("User-Agent", sent.user_agent)]
+    skip = ["User-Agent"] if not sent.user_agent else []
     if sent.content_type:
         headers.append(("Content-Type", sent.content_type))
+    else:
+        skip.append("Content-Type")
     async with session.request(sent.method, sent.path, data=sent.body or None,
-                               headers=CIMultiDict(headers),
-                               skip_auto_headers=() if sent.content_type else NO_TYPE
-                               ) as response:
+                               headers=CIMultiDict(h for h in headers if h[1]),
+                               skip_auto_headers=skip) as response:
         if response.status < 400:
             await response.read()
             return response.status, ""
