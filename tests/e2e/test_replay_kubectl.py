@@ -22,9 +22,7 @@ import pytest
 import yaml
 
 from fakeapi.replay import history
-from fakeapi.storage import logcheck
-from fakeapi.storage.wal import WriteAheadLog
-from tests.support.datadirs import flip_record
+from tests.support.datadirs import flip_record, write_records
 from tests.support.demos import manifest
 from tests.support.kubectl import Kubectl
 from tests.support.paths import DATA, ROOT
@@ -130,12 +128,7 @@ def rewrite_device_class(recording: Recorded, copy: Path) -> None:
     assert CLASS_SELECTOR in h["q"]["b"]
     h["q"]["b"] = h["q"]["b"].replace(CLASS_SELECTOR, "type == 'tpu'")
     records[recording.device_class - 1] = orjson.dumps(h) + b"\n" + raw
-    copy.mkdir()
-    wal, existing = WriteAheadLog.open(logcheck.log_path(copy))
-    assert existing == []
-    for record in records:
-        wal.append(record)
-    wal.close_now()
+    write_records(copy, records)
 
 
 @pytest.mark.parametrize("change", ["node profile", "DeviceClass body"])
