@@ -36,19 +36,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument("--port", type=int, default=0, help="--serve's port (0: a free one)")
     cmd.add_argument("--kubeconfig", type=Path, help="--serve: write the admin kubeconfig here")
     add_run_settings(cmd)
+    cmd.set_defaults(**dict.fromkeys(RUN_SETTINGS))  # None: not given (see settings_of)
     cmd.add_argument("--log-level", default="WARNING")
     cmd.set_defaults(run=run)
 
 
+RUN_SETTINGS = ("seed", "feature_gates", "nodes", "node_profile", "components",
+                "adopt_nodes")
+"""The run-setting flags (`cli.serve.add_run_settings`), each None on the command line
+unless given."""
+
+
 def settings_of(data_dir: Path, args: argparse.Namespace) -> ReplaySettings:
-    """The settings the recording in `data_dir` ran with. Today they come from the command
-    line (`fakeapi serve`'s flags and defaults); once recordings carry a header with the
-    run's settings, it supplies them and the flags given override it."""
+    """The settings the recording in `data_dir` ran with: each flag given, else (once
+    recordings carry a header with the run's settings) the header's, else `fakeapi serve`'s
+    default."""
     from fakeapi.replay.replay import ReplaySettings
     del data_dir  # the recording's header, once it holds them
-    return ReplaySettings(seed=args.seed, feature_gates=args.feature_gates, nodes=args.nodes,
-                          node_profile=args.node_profile, components=args.components,
-                          adopt_nodes=args.adopt_nodes)
+    given = {name: getattr(args, name) for name in RUN_SETTINGS
+             if getattr(args, name) is not None}
+    return ReplaySettings(**given)
 
 
 def run(args: argparse.Namespace) -> int:
