@@ -5,7 +5,8 @@ removed, an hour of virtual time through the Clock's advance subresource); `fake
 --check` then finds no divergence, and one changed input (another node profile, a rewritten
 DeviceClass body in a copy of the log) fails at the right revision with a field diff.
 `--until REV --serve` serves the state before a pod was bound read-only to kubectl; bad
-`--until` values and a damaged log are refused before anything starts."""
+`--until` values and a damaged log are refused before anything starts; the progress bar
+shows on a terminal only."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from tests.support.datadirs import flip_record, write_records
 from tests.support.demos import manifest
 from tests.support.kubectl import Kubectl
 from tests.support.paths import DATA, ROOT
-from tests.support.processes import LineReader, start_server
+from tests.support.processes import LineReader, start_server, stderr_on_a_terminal
 from tests.support.scripted_run import FAULT, QUICKSTART
 from tests.support.seeds import SEED_GATES
 
@@ -217,3 +218,11 @@ def test_a_damaged_log_is_refused_and_never_half_replayed(recording: Recorded,
     assert (done.returncode, done.stdout) == (1, "")
     assert f"is DAMAGED at offset {offset:,} (revision 40)" in done.stderr, done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_the_progress_bar_shows_on_a_terminal_only(recording: Recorded) -> None:
+    quiet = replay(recording.data_dir, *SETTINGS)
+    assert quiet.returncode == 0 and quiet.stderr == ""  # no bar in a pipe
+    code, seen = stderr_on_a_terminal([sys.executable, "-m", "fakeapi.cli", "replay",
+                                       str(recording.data_dir), *SETTINGS])
+    assert code == 0 and b"replaying" in seen and b"input" in seen
