@@ -1,7 +1,8 @@
 """Record, replay and time travel through the real binaries. A `fakeapi serve --clock virtual
 --seed N --data-dir D` process is driven by kubectl v1.37 (the seeds' examples and the
 dra-example-driver's quickstart applied, the pods Running, a DeviceFault injected and
-removed, an hour of virtual time through the Clock's advance subresource); `fakeapi replay D
+removed, an hour of virtual time through the Clock's advance subresource, a pod watch open
+throughout); `fakeapi replay D
 --check` then finds no divergence, and one changed input (another node profile, a rewritten
 DeviceClass body in a copy of the log) fails at the right revision with a field diff.
 `--until REV --serve` serves the state before a pod was bound read-only to kubectl; bad
@@ -74,8 +75,14 @@ def first(found: list[dict], test: Callable[[dict], bool]) -> int:
 def recording(kubectl_binary: str, tmp_path_factory: pytest.TempPathFactory) -> Recorded:
     root = tmp_path_factory.mktemp("recording")
     server = start_server(root / "data", "--clock", "virtual", *SETTINGS)
+    k = Kubectl(kubectl_binary, server.kubeconfig)
+    # a watch open across every write: the writes' turns never wait on it
+    watch = subprocess.Popen([kubectl_binary, "--kubeconfig", str(server.kubeconfig), "get",
+                              "pods", "-A", "--watch", "-o", "name"], text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert watch.stdout is not None
+    watched = LineReader(watch.stdout)
     try:
-        k = Kubectl(kubectl_binary, server.kubeconfig)
         scenarios = {s["name"]: s for s in yaml.safe_load(
             (DATA / "kubelet_emu" / "demos.yaml").read_text())}
         files = sorted((DATA / "seeds").glob("*.yaml"))
@@ -95,7 +102,11 @@ def recording(kubectl_binary: str, tmp_path_factory: pytest.TempPathFactory) -> 
         advance(k, "60s", root)
         k("delete", "-f", str(fault))
         advance(k, "1h", root)
+        names = {f"pod/{p['metadata']['name']}" for p in demo}
+        watched.wait_for(lambda lines: names <= set(lines))
     finally:
+        watch.terminate()
+        watch.wait(10)
         assert server.stop() == 0
     found = heads(root / "data")
     return Recorded(
