@@ -8,14 +8,9 @@ to a fresh server, which loads every document. Bad files and a used data directo
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import json
-import os
-import pty
-import struct
 import subprocess
 import sys
-import termios
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,7 +24,7 @@ from fakeapi.replay import history, snapshot
 from tests.support.datadirs import add_widgets
 from tests.support.kubectl import Kubectl
 from tests.support.paths import ROOT
-from tests.support.processes import ServerProcess, start_server
+from tests.support.processes import ServerProcess, start_server, stderr_on_a_terminal
 from tests.support.scripted_run import run
 from tests.support.seeds import SEED_GATE_MAP, SEED_GATES
 
@@ -187,21 +182,7 @@ def test_the_progress_bar_shows_on_a_terminal_only(recording: Path, tmp_path: Pa
     quiet = take_snapshot(recording, tmp_path / "a.yaml", None)
     assert quiet.returncode == 0
     assert quiet.stderr.count("\n") == 1 and "written to" in quiet.stderr  # no bar in a pipe
-    leader, follower = pty.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
-    proc = subprocess.Popen([sys.executable, "-m", "fakeapi.cli", "snapshot", str(recording),
-                             "-o", str(tmp_path / "b.yaml")], cwd=ROOT, stderr=follower,
-                            stdout=subprocess.DEVNULL)
-    os.close(follower)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(leader, 4096)
-        except OSError:  # the terminal closed with the process
-            break
-        if not chunk:
-            break
-        seen += chunk
-    assert proc.wait(60) == 0
-    os.close(leader)
+    code, seen = stderr_on_a_terminal([sys.executable, "-m", "fakeapi.cli", "snapshot",
+                                       str(recording), "-o", str(tmp_path / "b.yaml")])
+    assert code == 0
     assert b"reading the log" in seen and b"writing" in seen
