@@ -29,6 +29,7 @@ from fakeapi.kube.podio import PodIO
 from fakeapi.machinery.clock import Clock, RealClock, VirtualClock, clock_mode
 from fakeapi.machinery.decode import json_copy
 from fakeapi.machinery.features import FeatureGates
+from fakeapi.machinery.inputturns import InputTurns
 from fakeapi.machinery.randomness import RandomSource
 from fakeapi.machinery.timestamps import parse_time, rfc3339
 from fakeapi.registry.context import RequestContext
@@ -78,6 +79,11 @@ class ClusterConfig:
     """(resource id, object) pairs a new cluster starts with, committed as its own writes
     before it seeds anything (`fakeapi serve --from`, `fakeapi.replay.restore`): the objects
     as given, uids included (a fresh one where none is), at new revisions."""
+    history: tuple[bytes, ...] = ()
+    """Log records (revision i at index i - 1) a read-only cluster serves the state of."""
+    read_only: str = ""
+    """When set, the cluster is a view of `history`: nothing is seeded or advertised, and
+    every write over HTTP is refused with 405 MethodNotAllowed and this reason."""
 
 
 class RestoreRefused(Exception):
@@ -102,7 +108,7 @@ class Cluster:
         self.log = EventLog(retention=config.retention, retention_bytes=config.retention_bytes,
                             wal=self.wal, clock=self.clock)
         self.store = Store(log=self.log, clock=self.clock)
-        self.store.replay(records)
+        self.store.replay(records or list(config.history))
         self.randomness = RandomSource(config.seed)
         """Names and UIDs per write; `randomness.for_component(name)` for a component's own."""
         if config.restore:
@@ -117,6 +123,11 @@ class Cluster:
                                  gates=self.gates,
                                  services={"tokens": self.tokens, "pod_io": self.pod_io})
         self.authorizer = self.registry.authorizer
+        self.inputs = InputTurns(self.clock)
+        """External writes take turns through it (settled first on a deterministic clock)."""
+        if config.read_only:
+            self.log.flush_now()
+            return
         self._seed_namespaces()
         self._seed_rbac()
         self._seed_kubernetes_service()
@@ -170,6 +181,8 @@ class Cluster:
     def advertise(self, host: str, port: int) -> None:
         """Same as kube-apiserver's endpoint reconciler: the `kubernetes` Service's
         EndpointSlice and Endpoints name the address clients reach this server at."""
+        if self.config.read_only:
+            return
         address = "127.0.0.1" if host in ("", "0.0.0.0", "localhost") else host
         labels = {"kubernetes.io/service-name": "kubernetes",
                   "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io"}

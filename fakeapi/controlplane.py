@@ -18,9 +18,11 @@ import dataclasses
 import logging
 from collections.abc import Iterable
 
+from fakeapi.auth.authn import service_account_username
+from fakeapi.auth.bootstrap import COMPONENT_NAMESPACE, COMPONENT_ROLES
 from fakeapi.catalog import all_components
 from fakeapi.client import Client
-from fakeapi.cluster import Cluster, ClusterConfig
+from fakeapi.cluster import SYSTEM_ACTOR, Cluster, ClusterConfig
 from fakeapi.machinery.clock import Clock, VirtualClock
 from fakeapi.runtime.component import ComponentContext, Route, ServesRoutes
 from fakeapi.runtime.informer import Informer, Informers
@@ -31,6 +33,10 @@ from kubelet_emu.settings import EmulatorSettings
 log = logging.getLogger(__name__)
 INFORMERS_IDENTITY = "system:kube-controller-manager"
 """Who the shared informers list and watch as (upstream's controller-manager user)."""
+COMPONENT_IDENTITIES = frozenset({INFORMERS_IDENTITY, SYSTEM_ACTOR, *(
+    service_account_username(COMPONENT_NAMESPACE, account) for account in COMPONENT_ROLES)})
+"""Every identity the control plane itself acts as: the API server's own writes, the shared
+informers and each component's service account (whichever components a run selected)."""
 
 
 class ControlPlane:
@@ -66,6 +72,12 @@ class ControlPlane:
             self.supervisor.add(spec.name, self.components[spec.name])
         self.clock.add_probe(self.busy)
         self._auto: asyncio.Task[None] | None = None
+
+    @staticmethod
+    def is_component_identity(user: str) -> bool:
+        """Whether `user` is the control plane itself (the API server or a component), not a
+        client from outside: what a component writes, even on a user's behalf, is its own."""
+        return user in COMPONENT_IDENTITIES
 
     def _client_for(self, account: str, node: str | None) -> Client:
         return self.cluster.component_client(account, node=node)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -106,6 +107,28 @@ def parse_bytes(text: str) -> int:
     return value
 
 
+def add_run_settings(parser: argparse.ArgumentParser) -> None:
+    """The flags that make a run what it is (`fakeapi replay` takes them too): the feature
+    gates, the seed, the components and the emulated nodes."""
+    parser.add_argument("--feature-gates", type=parse_feature_gates, default={})
+    parser.add_argument("--seed", type=int, help="deterministic names and UIDs")
+    parser.add_argument(
+        "--components", type=parse_components, default="*", metavar="LIST",
+        help="components to run: '*' for all on by default, 'name' to enable, '-name' to "
+             "disable (kube-controller-manager's --controllers syntax); known: "
+             + ", ".join(s.name for s in ALL_COMPONENTS))
+    parser.add_argument("--nodes", type=parse_node_count, default=DEFAULT_NODES, metavar="N",
+                        help=f"emulated nodes to register (default {DEFAULT_NODES})")
+    parser.add_argument("--node-profile", type=parse_profile, metavar="NAME|FILE",
+                        help="what each node offers: a shipped profile (default, gpu, net, "
+                             "cpu, partitionable, shareable, large) or a profile YAML file "
+                             f"(default: {DEFAULT_PROFILE}, loaded when the nodes register)")
+    parser.add_argument("--adopt-nodes", action=argparse.BooleanOptionalAction, default=True,
+                        help="run an emulated kubelet for Nodes that clients create (a node "
+                             "labelled or annotated emulator.fakeapi.dev/managed=false is "
+                             "always left alone)")
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """`fakeapi serve` and its options."""
     serve = sub.add_parser("serve", help="run the API server with an emulated cluster")
@@ -113,35 +136,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--port", type=int, default=6443, help="0 picks a free port")
     serve.add_argument("--data-dir", type=Path, help="keep the event log and PKI here")
     serve.add_argument("--kubeconfig", type=Path, help="write an admin kubeconfig here")
-    serve.add_argument("--feature-gates", type=parse_feature_gates, default={})
+    add_run_settings(serve)
     serve.add_argument("--http", action="store_true", help="plain HTTP instead of HTTPS")
     serve.add_argument("--token-auth-file", type=parse_token_file, default={}, metavar="PATH",
                        help="bearer tokens: CSV lines token,user,uid,\"group1,group2\"")
-    serve.add_argument("--seed", type=int, help="deterministic names and UIDs")
     serve.add_argument("--clock", type=parse_clock, default="real",
                        metavar="real|virtual|virtual:auto",
                        help="real (default); virtual: emulated time moves only when told "
                             "(`fakeapi clock advance 5m`); virtual:auto: also, whenever "
                             "everything has settled, it jumps to the next timer")
     serve.add_argument(
-        "--components", type=parse_components, default="*", metavar="LIST",
-        help="components to run: '*' for all on by default, 'name' to enable, '-name' to "
-             "disable (kube-controller-manager's --controllers syntax); known: "
-             + ", ".join(s.name for s in ALL_COMPONENTS))
-    serve.add_argument(
         "--cel-engine", type=parse_cel_engine, metavar="ENGINE",
         help="CEL engine for selectors and derived attributes: " + ", ".join(ENGINES)
              + f" (default: ${ENV_VAR}, else the first that is installed)")
-    serve.add_argument("--nodes", type=parse_node_count, default=DEFAULT_NODES, metavar="N",
-                       help=f"emulated nodes to register (default {DEFAULT_NODES})")
-    serve.add_argument("--node-profile", type=parse_profile, metavar="NAME|FILE",
-                       help="what each node offers: a shipped profile (default, gpu, net, "
-                            "cpu, partitionable, shareable, large) or a profile YAML file "
-                            f"(default: {DEFAULT_PROFILE}, loaded when the nodes register)")
-    serve.add_argument("--adopt-nodes", action=argparse.BooleanOptionalAction, default=True,
-                       help="run an emulated kubelet for Nodes that clients create (a node "
-                            "labelled or annotated emulator.fakeapi.dev/managed=false is "
-                            "always left alone)")
     serve.add_argument("--log-retention-bytes", type=parse_bytes,
                        metavar="BYTES",
                        help="cap on the JSON bytes of recent events kept in memory for watches "
@@ -168,14 +175,21 @@ def recorded_settings(args: argparse.Namespace, emulator: EmulatorSettings) -> d
 
 def run(args: argparse.Namespace) -> int:
     """Serve until SIGINT/SIGTERM (on uvloop where it is installed)."""
+    return run_main(args, serve)
+
+
+def run_main(args: argparse.Namespace,
+             main: Callable[[argparse.Namespace], Coroutine[Any, Any, int]]) -> int:
+    """Run a server command's coroutine with `--log-level`'s logging, on uvloop where it is
+    installed."""
     logging.basicConfig(level=getattr(logging, args.log_level.upper(), logging.WARNING),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         import uvloop
     except ImportError:  # uvloop is a speed-up, not a requirement
         import asyncio
-        return asyncio.run(serve(args))
-    return uvloop.run(serve(args))
+        return asyncio.run(main(args))
+    return uvloop.run(main(args))
 
 
 async def serve(args: argparse.Namespace) -> int:

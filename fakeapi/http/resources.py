@@ -83,6 +83,8 @@ MAX_BODY = 3 * 1024 * 1024
 PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
                "application/strategic-merge-patch+json", "application/apply-patch+yaml")
 BODY_TYPES = ("application/json", "application/yaml", protobuf.CONTENT_TYPE, "")
+READS = ("GET", "HEAD", "OPTIONS")
+"""The methods a read-only cluster serves (reviews besides, which store nothing)."""
 
 
 class Target:
@@ -171,6 +173,9 @@ class Api:
         handler = target.kind.handler
         if isinstance(handler, Review):
             return await self.review(request, target, handler)
+        if self.cluster.config.read_only and request.method not in READS:
+            raise method_not_allowed(f"the server does not allow this method on the requested "
+                                     f"resource: {self.cluster.config.read_only}")
         if isinstance(handler, PostsTo):
             return await self.post_to(request, target, handler)
         if not target.subresource and request.get(VERB, "get") not in target.kind.verbs:
@@ -371,7 +376,8 @@ class Api:
         """The write's context with the request itself, which the recording keeps."""
         http = HttpRequest(method=request.method, path=request.raw_path,
                            content_type=request.headers.get("Content-Type", ""),
-                           body=request.get(RAW_BODY, b""), groups=ctx.groups)
+                           body=request.get(RAW_BODY, b""), groups=ctx.groups,
+                           user_agent=request.headers.get("User-Agent", ""))
         return dataclasses.replace(ctx, subresource=subresource, http=http)
 
     async def _durable(self, result: WriteResult) -> None:
@@ -392,7 +398,8 @@ class Api:
         ctx = self.contexts.of(request, "CreateOptions")
         body = await self._body(request, kind=t.kind.kind)
         ctx = self._recorded(request, ctx)
-        result = self.registry.create(t.kind, t.namespace or "", body, ctx)
+        async with self.cluster.inputs.turn():
+            result = self.registry.create(t.kind, t.namespace or "", body, ctx)
         return await self._respond(request, result, 201)
 
     async def update(self, request: web.Request, t: Target) -> web.Response:
@@ -400,8 +407,9 @@ class Api:
         ctx = self.contexts.of(request, "UpdateOptions")
         body = await self._body(request, kind=t.kind.kind)
         ctx = self._recorded(request, ctx, t.subresource or "")
-        result = self.registry.update(t.kind, t.namespace or "", t.name, body, ctx,
-                                      t.subresource)
+        async with self.cluster.inputs.turn():
+            result = self.registry.update(t.kind, t.namespace or "", t.name, body, ctx,
+                                          t.subresource)
         return await self._respond(request, result)
 
     async def patch(self, request: web.Request, t: Target) -> web.Response:
@@ -410,8 +418,9 @@ class Api:
         raw = await self._body(request, PATCH_TYPES)
         assert isinstance(raw, bytes)
         ctx = self._recorded(request, ctx, t.subresource or "")
-        result = self.registry.patch(t.kind, t.namespace or "", t.name, request.content_type,
-                                     raw, ctx, t.subresource)
+        async with self.cluster.inputs.turn():
+            result = self.registry.patch(t.kind, t.namespace or "", t.name,
+                                         request.content_type, raw, ctx, t.subresource)
         return await self._respond(request, result, 201 if result.created else 200)
 
     async def _delete_options(self, request: web.Request, ctx: RequestContext
@@ -427,7 +436,8 @@ class Api:
         """DELETE an object."""
         options, ctx = await self._delete_options(
             request, self.contexts.of(request, "DeleteOptions"))
-        result = self.registry.delete(t.kind, t.namespace or "", t.name, ctx, options)
+        async with self.cluster.inputs.turn():
+            result = self.registry.delete(t.kind, t.namespace or "", t.name, ctx, options)
         deleted = result.type == DELETED
         if deleted and not t.kind.returns_deleted:
             # same as upstream: kinds without ReturnDeletedObject answer a success Status
@@ -444,9 +454,10 @@ class Api:
         """DELETE a collection (with selectors)."""
         options, ctx = await self._delete_options(
             request, self.contexts.of(request, "DeleteOptions"))
-        results = self.registry.delete_collection(
-            t.kind, t.namespace, ctx, predicate=selection(request.query, t.kind),
-            options=options)
+        async with self.cluster.inputs.turn():
+            results = self.registry.delete_collection(
+                t.kind, t.namespace, ctx, predicate=selection(request.query, t.kind),
+                options=options)
         await self.cluster.log.durable()
         meta = {"resourceVersion": str(self.cluster.store.visible_revision)}
         return raw_response(self._encode_list(t.kind, meta, [r.raw for r in results]))
@@ -482,9 +493,10 @@ class Api:
             raise invalid_error(t.kind.kind, "", "", [Cause("metadata.name",
                                                             "Required value: name is required",
                                                             "FieldValueRequired")])
-        result = self.registry.create_subresource(target, t.namespace or "", name, subresource,
-                                                  value,
-                                                  self._recorded(request, ctx, subresource))
+        async with self.cluster.inputs.turn():
+            result = self.registry.create_subresource(
+                target, t.namespace or "", name, subresource, value,
+                self._recorded(request, ctx, subresource))
         await self._durable(result)
         return json_response(created_status(), 201)
 
@@ -494,9 +506,11 @@ class Api:
         ctx = self.contexts.of(request, "CreateOptions")
         body = await self._body(request)
         value = body[0] if isinstance(body, tuple) else None
-        result = await self.registry.post_subresource(
-            t.kind, t.namespace or "", t.name, t.subresource, {} if value is None else value,
-            self._recorded(request, ctx, t.subresource or ""))
+        async with self.cluster.inputs.turn():
+            result = await self.registry.post_subresource(
+                t.kind, t.namespace or "", t.name, t.subresource,
+                {} if value is None else value,
+                self._recorded(request, ctx, t.subresource or ""))
         await self.cluster.log.durable()
         if result.event is None and result.type:  # an action's answer (eviction, token)
             return json_response(result.object, 201 if result.created else 200)

@@ -49,11 +49,13 @@ def _certificate(request: web.Request) -> tuple[str, tuple[str, ...]] | None:
 async def listen(cluster: Cluster, *, host: str, port: int, pki_dir: Path | None,
                  kubeconfig: Path, tokens: Mapping[str, authn.UserInfo] | None = None,
                  checks: Checks | None = None, metrics: Callable[[], str] | None = None,
-                 routes: Iterable[Route] = ()) -> Listener:
+                 routes: Iterable[Route] = (),
+                 advertise: tuple[str, int] | None = None) -> Listener:
     """Serve `cluster` on `host:port` (0: a free port): HTTPS with the PKI kept in `pki_dir`
     (created when missing), or plain HTTP when `pki_dir` is None, where a request without
     credentials is a cluster admin. The `kubernetes` Service names the address, and an admin
-    kubeconfig for it is written to `kubeconfig`."""
+    kubeconfig for it is written to `kubeconfig`. `advertise` names another address for the
+    Service (a replay advertises the recorded server's, so its log matches)."""
     pki = None
     ssl_context = None
     if pki_dir is None:
@@ -71,7 +73,7 @@ async def listen(cluster: Cluster, *, host: str, port: int, pki_dir: Path | None
     site = web.TCPSite(runner, host, port, ssl_context=ssl_context, backlog=1024)
     await site.start()
     bound = runner.addresses[0][1]
-    cluster.advertise(host, bound)
+    cluster.advertise(*(advertise or (host, bound)))
     scheme = "http" if pki is None else "https"
     url = f"{scheme}://[{host}]:{bound}" if ":" in host else f"{scheme}://{host}:{bound}"
     write_kubeconfig(kubeconfig, server=url, pki=pki)

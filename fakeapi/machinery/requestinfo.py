@@ -3,7 +3,8 @@
 Every committed event says how it was asked for: the authorization verb, the subresource,
 the field manager and whether it was a dry run (a dry run commits nothing, so a recorded
 event never is one). A write that came over HTTP also keeps the request itself (method,
-path with its query, content type, body and the caller's groups) on the first event it
+path with its query, content type, body, the caller's groups and user agent, from which a
+request without a field manager takes its manager) on the first event it
 committed, so a replay can send it again; the further events of the same request (a
 collection delete) point back at that first revision with `same`.
 """
@@ -31,11 +32,12 @@ class HttpRequest:
     """One HTTP write request as a replay can send it again; it remembers the revision of
     the first event it committed."""
 
-    __slots__ = ("method", "path", "content_type", "body", "groups", "first")
+    __slots__ = ("method", "path", "content_type", "body", "groups", "user_agent", "first")
 
     def __init__(self, *, method: str, path: str, content_type: str, body: bytes,
-                 groups: tuple[str, ...]) -> None:
+                 groups: tuple[str, ...], user_agent: str = "") -> None:
         self.method = method
+        self.user_agent = user_agent
         self.path = path
         self.content_type = content_type
         self.body = body
@@ -50,6 +52,8 @@ class HttpRequest:
         head = {**base, "m": self.method, "p": self.path, "g": list(self.groups)}
         if self.content_type:
             head["ct"] = self.content_type
+        if self.user_agent:
+            head["ua"] = self.user_agent
         if self.body:
             try:
                 head["b"] = self.body.decode()

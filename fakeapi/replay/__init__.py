@@ -1,6 +1,8 @@
 """Time travel over a recording: the state of a data directory's log at a revision, snapshots
 of it as multi-document YAML, and loading one back (`fakeapi snapshot`, `fakeapi serve
---from`); the replay of a recording's inputs comes here too.
+--from`); and the replay of a recording's external inputs into a fresh control plane, served
+over HTTP as `fakeapi serve` serves one (`inputs`, `replay`, `check`).
 
-Imports: the composition root and everything below it, never `http` or `cli`.
+Imports: the composition root, `http` (the server a replay sends its inputs to) and
+everything below them, never `cli`.
 """

@@ -26,6 +26,7 @@ from tqdm import tqdm
 from fakeapi.machinery.jsonio import loads
 from fakeapi.machinery.yamlbody import YamlBodyError, parse_yaml
 from fakeapi.registry.kinds import (
+    CLOCKS,
     CLUSTER_ROLE_BINDINGS,
     CLUSTER_ROLES,
     CONFIG_MAPS,
@@ -56,6 +57,9 @@ FIRST = tuple(row.resource_id for row in (
     CONFIG_MAPS, LIMIT_RANGES, RESOURCE_QUOTAS, CLUSTER_ROLES, CLUSTER_ROLE_BINDINGS, ROLES,
     ROLE_BINDINGS, DEVICE_CLASSES))
 """Resources written first, in this order: what others' admission or schema needs."""
+LEFT_OUT = (CLOCKS.resource_id,)
+"""Resources a snapshot leaves out: the emulator's Clock is the serving server's own (every
+cluster seeds one; nobody may create or patch it), not state to carry over."""
 _SEPARATOR = re.compile(r"(?m)^---[ \t]*$\n?")
 
 
@@ -82,6 +86,8 @@ def order(resource: str) -> tuple[int, str]:
 def items(store: Store) -> Iterator[tuple[str, Obj]]:
     """(resource id, object) of every object of the store, in snapshot order."""
     for resource in sorted(store.resources(), key=order):
+        if resource in LEFT_OUT:
+            continue
         for item in store.scan(resource):
             yield resource, item.object if not isinstance(item, dict) else item
 
@@ -129,7 +135,7 @@ def write(store: Store, out: IO[str], *, title: str, progress: bool | None = Non
     """Write the store's objects to `out` as a snapshot (with a title comment); how many."""
     count = 0
     out.write(f"# {title}\n# kubectl apply -f FILE, or fakeapi serve --from FILE\n")
-    total = sum(store.count(r) for r in store.resources())
+    total = sum(store.count(r) for r in store.resources() if r not in LEFT_OUT)
     with tqdm(total=total, unit="object", desc="writing", file=sys.stderr, leave=False,
               disable=not (sys.stderr.isatty() if progress is None else progress)) as bar:
         for obj in objects(store):

@@ -24,7 +24,7 @@ from fakeapi.replay import history, snapshot
 from tests.support.datadirs import add_widgets
 from tests.support.kubectl import Kubectl
 from tests.support.paths import ROOT
-from tests.support.processes import ServerProcess, start_server
+from tests.support.processes import ServerProcess, start_server, stderr_on_a_terminal
 from tests.support.scripted_run import run
 from tests.support.seeds import SEED_GATE_MAP, SEED_GATES
 from tests.support.terminal import stderr_on_a_terminal
@@ -32,9 +32,10 @@ from tests.support.terminal import stderr_on_a_terminal
 Obj = dict[str, Any]
 Key = tuple[str, str, str]
 ADVERTISED = {("endpoints", "default", "kubernetes"),
-              ("endpointslices.discovery.k8s.io", "default", "kubernetes")}
-"""What a serving server writes itself (its own address), which the in-process recording
-never had."""
+              ("endpointslices.discovery.k8s.io", "default", "kubernetes"),
+              ("clocks.emulator.fakeapi.dev", "", "cluster")}
+"""What a serving server writes itself (its own address) and its own Clock, which the
+in-process recording never had or the snapshot leaves out."""
 QUIET = ("--components", "", "--nodes", "0", "--feature-gates", SEED_GATES)
 """A server that only serves: no component changes what was loaded."""
 

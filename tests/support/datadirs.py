@@ -9,6 +9,7 @@ from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.machinery.decode import json_copy
 from fakeapi.registry.context import RequestContext
 from fakeapi.storage import logcheck
+from fakeapi.storage.wal import WriteAheadLog
 
 
 def make_log(data_dir: Path, configmaps: int = 5) -> int:
@@ -91,3 +92,13 @@ def add_widgets(cluster: Cluster) -> int:
     assert cluster.wal is not None
     cluster.wal.close_now()
     return cluster.log.revision
+
+
+def write_records(data_dir: Path, records: list[bytes]) -> None:
+    """A new data directory whose log holds `records` as they are (an edited recording)."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    wal, existing = WriteAheadLog.open(logcheck.log_path(data_dir))
+    assert existing == [], f"{data_dir} already holds a log"
+    for record in records:
+        wal.append(record)
+    wal.close_now()

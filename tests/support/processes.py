@@ -1,11 +1,17 @@
-"""Child processes: a real `fakeapi serve`, and reading a child's output line by line."""
+"""Child processes: a real `fakeapi serve`, reading a child's output line by line, and a
+command run with its stderr on a terminal (what a progress bar needs to show)."""
 
 from __future__ import annotations
 
 import dataclasses
+import fcntl
+import os
+import pty
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -81,3 +87,24 @@ def start_server(data_dir: Path, *extra: str, http: bool = False) -> ServerProce
         raise RuntimeError(f"server failed to start: {line}{proc.stderr.read()}")
     url, _, kubeconfig = line.removeprefix("fakeapi ready at ").strip().partition(" kubeconfig=")
     return ServerProcess(proc, url, Path(kubeconfig), data_dir)
+
+
+def stderr_on_a_terminal(argv: list[str], timeout: float = 60) -> tuple[int, bytes]:
+    """Run `argv` with its stderr on a pseudo-terminal 100 columns wide (stdout discarded);
+    its exit code and everything it wrote there."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    proc = subprocess.Popen(argv, cwd=ROOT, stderr=follower, stdout=subprocess.DEVNULL)
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the terminal closed with the process
+            break
+        if not chunk:
+            break
+        seen += chunk
+    code = proc.wait(timeout)
+    os.close(leader)
+    return code, seen

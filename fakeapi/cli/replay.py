@@ -1,0 +1,157 @@
+"""`fakeapi replay DIR`: feed a recording's external inputs into a fresh control plane on a
+virtual clock; `--check` compares the new log with the recording, `--until REV|TIME` stops
+at a point of it, and `--serve` serves the state there read-only (time travel)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fakeapi.cli.serve import add_run_settings, run_main
+
+if TYPE_CHECKING:
+    from fakeapi.replay.inputs import Recording
+    from fakeapi.replay.replay import Replayed, ReplaySettings
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """`fakeapi replay` and its options."""
+    cmd = sub.add_parser(
+        "replay", help="replay a recording's inputs into a fresh control plane; check it, or "
+                       "serve the state at a point of it")
+    cmd.add_argument("data_dir", type=Path, metavar="DIR", help="the recording (a --data-dir)")
+    cmd.add_argument("--check", action="store_true",
+                     help="compare the replay's log with the recording's, event by event; exit "
+                          "1 at the first divergence")
+    cmd.add_argument("--until", metavar="REV|TIME",
+                     help="stop once the replay reaches revision REV (or the newest event at "
+                          "or before the RFC 3339 TIME)")
+    cmd.add_argument("--serve", action="store_true",
+                     help="then serve the state there read-only for kubectl, until SIGINT")
+    cmd.add_argument("--data-dir", dest="out", type=Path, metavar="OUT",
+                     help="keep the replay's own recording here (a new directory)")
+    cmd.add_argument("--host", default="127.0.0.1", help="where --serve listens")
+    cmd.add_argument("--port", type=int, default=0, help="--serve's port (0: a free one)")
+    cmd.add_argument("--kubeconfig", type=Path, help="--serve: write the admin kubeconfig here")
+    add_run_settings(cmd)
+    cmd.set_defaults(**dict.fromkeys(RUN_SETTINGS))  # None: not given (see settings_of)
+    cmd.add_argument("--log-level", default="WARNING")
+    cmd.set_defaults(run=run)
+
+
+RUN_SETTINGS = ("seed", "feature_gates", "nodes", "node_profile", "components",
+                "adopt_nodes")
+"""The run-setting flags (`cli.serve.add_run_settings`), each None on the command line
+unless given."""
+
+
+def settings_of(data_dir: Path, args: argparse.Namespace) -> ReplaySettings:
+    """The settings the recording in `data_dir` ran with: each flag given, else (once
+    recordings carry a header with the run's settings) the header's, else `fakeapi serve`'s
+    default."""
+    from fakeapi.replay.replay import ReplaySettings
+    del data_dir  # the recording's header, once it holds them
+    given = {name: getattr(args, name) for name in RUN_SETTINGS
+             if getattr(args, name) is not None}
+    return ReplaySettings(**given)
+
+
+def run(args: argparse.Namespace) -> int:
+    """0: replayed (no divergence); 1: a divergence or a damaged log; 2: bad input."""
+    return run_main(args, replay_command)
+
+
+def _fail(message: str, code: int = 2) -> int:
+    print(f"fakeapi: {message}", file=sys.stderr, flush=True)
+    return code
+
+
+async def replay_command(args: argparse.Namespace) -> int:
+    """Check everything, replay, then check, serve, or both."""
+    import shutil
+
+    from fakeapi.machinery.statedir import make_temporary_state
+    from fakeapi.replay import history
+    from fakeapi.replay.inputs import read_recording
+    from fakeapi.storage import logcheck
+
+    try:
+        recording = read_recording(args.data_dir)
+        until = recording.revision_of(args.until) if args.until is not None else None
+    except history.HistoryError as e:
+        return _fail(str(e), 1 if isinstance(e, history.LogDamaged) else 2)
+    if args.out is not None and (logcheck.log_path(args.out).exists()
+                                 or args.out.resolve() == args.data_dir.resolve()):
+        return _fail(f"--data-dir {args.out} already holds a log: a replay records into a new "
+                     "directory")
+    settings = settings_of(args.data_dir, args)
+    state_dir = make_temporary_state()
+    try:
+        return await _replay(args, recording, until, settings, state_dir)
+    finally:
+        shutil.rmtree(state_dir, ignore_errors=True)
+
+
+async def _replay(args: argparse.Namespace, recording: Recording, until: int | None,
+                  settings: ReplaySettings, state_dir: Path) -> int:
+    from fakeapi.replay import check
+    from fakeapi.replay.replay import replay
+
+    done = await replay(recording, settings, state_dir=state_dir, data_dir=args.out,
+                        until=until)
+    print(_summary(args.data_dir, done), flush=True)
+    code = 0
+    if args.check:
+        upto = recording.last if until is None else until
+        found = check.first_divergence(recording.log.records[:upto], done.records[:upto]
+                                       if until is not None else done.records)
+        if not recording.exact:
+            print(f"note: {args.data_dir} was recorded on a {recording.clock_mode()} clock: the "
+                  "replay sends its inputs at their recorded times, but the components' timing "
+                  "may differ (a check is exact for --clock virtual recordings)", flush=True)
+        if found is not None:
+            print(found.text(), flush=True)
+            code = 1
+        else:
+            print(f"no divergence in {upto} events", flush=True)
+    if args.serve:
+        at = until if until is not None else done.revision
+        served = await _serve(args, done.records, at, settings, state_dir)
+        code = code or served
+    return code
+
+
+def _summary(data_dir: Path, done: Replayed) -> str:
+    rate = len(done.records) / done.seconds if done.seconds else 0.0
+    refused = f", {len(done.refused)} refused" if done.refused else ""
+    return (f"replayed {done.inputs} inputs of {data_dir}{refused}: {len(done.records)} "
+            f"events, revision {done.revision}, in {done.seconds:.1f} s ({rate:,.0f} events/s)")
+
+
+async def _serve(args: argparse.Namespace, records: list[bytes], at: int,
+                 settings: ReplaySettings, state_dir: Path) -> int:
+    """Serve the replay's state at `at` read-only until SIGINT/SIGTERM."""
+    import asyncio
+    import signal
+
+    from fakeapi.http import serving
+    from fakeapi.replay.replay import read_only_cluster
+
+    if at > len(records):
+        return _fail(f"the replay ended at revision {len(records)}, before revision {at}", 1)
+    cluster = read_only_cluster(records, at, settings, source=f"the replay of {args.data_dir}")
+    kubeconfig = args.kubeconfig or state_dir / "kubeconfig"
+    listener = await serving.listen(cluster, host=args.host, port=args.port,
+                                    pki_dir=state_dir / "pki", kubeconfig=kubeconfig)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    print(f"serving revision {at} read-only", flush=True)
+    print(f"fakeapi ready at {listener.url} kubeconfig={kubeconfig}", flush=True)
+    await stop.wait()
+    await listener.close()
+    await cluster.close()
+    return 0
