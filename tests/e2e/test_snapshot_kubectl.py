@@ -27,7 +27,6 @@ from tests.support.paths import ROOT
 from tests.support.processes import ServerProcess, start_server, stderr_on_a_terminal
 from tests.support.scripted_run import run
 from tests.support.seeds import SEED_GATE_MAP, SEED_GATES
-from tests.support.terminal import stderr_on_a_terminal
 
 Obj = dict[str, Any]
 Key = tuple[str, str, str]

@@ -16,7 +16,7 @@ import yaml
 from fakeapi.cli import main as cli
 from fakeapi.storage.wal import RECORD_HEADER, scan_file
 from tests.support.paths import ROOT
-from tests.support.terminal import stderr_on_a_terminal
+from tests.support.processes import stderr_on_a_terminal
 
 RECORDING = ROOT / "tests" / "data" / "recordings" / "format2"
 OLD = ROOT / "tests" / "data" / "recordings" / "format1"
