@@ -29,6 +29,8 @@ FOLLOW_CHECK = 5.0
 """Real seconds a follower waits for the next event before it looks whether its client is
 still there."""
 _TRUE = ("true", "1")
+CHUNK = 2_000
+"""Events encoded per write, so a long listing doesn't hold the event loop."""
 
 
 def install(app: web.Application, cluster: Cluster) -> None:
@@ -67,13 +69,14 @@ async def answer(cluster: Cluster, request: web.Request) -> web.StreamResponse:
     await response.prepare(request)
     cursor = max(filter.first_revision() - 1, cluster.log.oldest_revision)
     while True:
-        events = _visible_after(cluster, cursor)
+        events = _visible_after(cluster, cursor)[:CHUNK]
         if events:
             cursor = events[-1].revision
             lines = [orjson.dumps(e) + b"\n" for e in loglisting.select(
                 events, filter, with_object=with_object, with_diff=with_diff)]
             if lines:
                 await response.write(b"".join(lines))
+            await asyncio.sleep(0)  # the loop serves others between chunks
             if filter.past_end(events[-1]):
                 break
         elif not watch or not await _next_event(cluster, request):
