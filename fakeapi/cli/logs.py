@@ -1,4 +1,4 @@
-"""`fakeapi log`: verify or repair a data directory's event log."""
+"""`fakeapi log`: show, verify or repair a data directory's event log."""
 
 from __future__ import annotations
 
@@ -8,9 +8,14 @@ from pathlib import Path
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    """`fakeapi log verify DIR` and `fakeapi log repair DIR --truncate-at REV`."""
-    log_cmd = sub.add_parser("log", help="check or repair a data directory's event log")
+    """`fakeapi log show [DIR]`, `fakeapi log verify DIR` and `fakeapi log repair DIR
+    --truncate-at REV`."""
+    from fakeapi.cli import logshow
+
+    log_cmd = sub.add_parser("log", help="show, check or repair a data directory's event log")
     log_sub = log_cmd.add_subparsers(dest="log_command", required=True)
+    show = log_sub.add_parser("show", help="list the recorded events (a file or a live server)")
+    logshow.add_arguments(show)
     verify = log_sub.add_parser("verify", help="say whether the log is sound, and where not")
     verify.add_argument("data_dir", type=Path, metavar="DIR")
     repair = log_sub.add_parser("repair", help="keep revisions 1..REV, cut (and save) the rest")
@@ -20,8 +25,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_log_command(args: argparse.Namespace) -> int:
-    """`fakeapi log verify|repair`: 0 when the log is sound (or was repaired), 1 when it is
-    damaged (or the repair was refused), 2 when it is no fakeapi log at all."""
+    """`fakeapi log show` (see `cli.logshow`), or `verify|repair`: 0 when the log is sound
+    (or was repaired), 1 when it is damaged (or the repair was refused), 2 when it is no
+    fakeapi log at all."""
+    if args.log_command == "show":
+        from fakeapi.cli import logshow
+        return logshow.run(args)
     from fakeapi.storage import logcheck
     from fakeapi.storage.wal import WalCorruptError
 

@@ -4,8 +4,10 @@ with the kubeconfig's credentials, and a server's error Status as kubectl prints
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,25 @@ def request(kubeconfig: Path | None, path: str, *, body: Any = None, accept: str
             timeout: float | None = 30) -> Any:
     """One request to the server the kubeconfig names (POST when there is a body): the
     decoded JSON answer, or RemoteError."""
+    data = None if body is None else json.dumps(body).encode()
+    with _open(kubeconfig, path, data=data, accept=accept, timeout=timeout) as resp:
+        return json.loads(resp.read())
+
+
+def stream_lines(kubeconfig: Path | None, path: str, *,
+                 timeout: float | None = None) -> Iterator[bytes]:
+    """The lines of a streamed GET answer (JSON lines), as they arrive; RemoteError."""
+    with _open(kubeconfig, path, timeout=timeout) as resp:
+        try:
+            yield from resp
+        except OSError as e:
+            raise RemoteError(f"fakeapi: the server closed the stream: {e}") from None
+
+
+@contextlib.contextmanager
+def _open(kubeconfig: Path | None, path: str, *, data: bytes | None = None, accept: str = "",
+          timeout: float | None = 30) -> Iterator[Any]:
+    """The open response of one request, with kubectl's wording for an error Status."""
     import urllib.error
     import urllib.request
 
@@ -45,7 +66,6 @@ def request(kubeconfig: Path | None, path: str, *, body: Any = None, accept: str
         token = read_token(config)
     except Exception as e:  # missing, unreadable or not a kubeconfig
         raise RemoteError(f"fakeapi: cannot read the kubeconfig {config}: {e!r}") from None
-    data = None if body is None else json.dumps(body).encode()
     headers = {"Content-Type": "application/json"} if data is not None else {}
     if accept:
         headers["Accept"] = accept
@@ -53,8 +73,7 @@ def request(kubeconfig: Path | None, path: str, *, body: Any = None, accept: str
         headers["Authorization"] = f"Bearer {token}"
     req = urllib.request.Request(server + path, data=data, headers=headers)
     try:
-        with urllib.request.urlopen(req, context=ssl_context, timeout=timeout) as resp:
-            return json.loads(resp.read())
+        resp = urllib.request.urlopen(req, context=ssl_context, timeout=timeout)
     except urllib.error.HTTPError as e:
         try:
             status = json.loads(e.read() or b"{}")
@@ -65,3 +84,5 @@ def request(kubeconfig: Path | None, path: str, *, body: Any = None, accept: str
     except (urllib.error.URLError, OSError) as e:
         reason = getattr(e, "reason", e)
         raise RemoteError(f"fakeapi: cannot reach the server at {server}: {reason}") from None
+    with resp:
+        yield resp

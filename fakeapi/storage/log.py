@@ -45,6 +45,8 @@ WAKE_WINDOW = 0.002
 """Real seconds between a commit and waking its watchers (coalesces bursts, bounds latency):
 a batching device on the event loop, not emulated time. On a deterministic clock watchers are
 woken on the loop's next iteration instead, so real time orders nothing."""
+ANY = ""
+"""The resource `EventLog.wait` takes to wait for the next visible event of any resource."""
 RESUME_INTERVAL = 1.0
 """Seconds on the log's clock between probes of a failed WAL (is it writable again?)."""
 
@@ -55,11 +57,13 @@ class Event:
     While an event is the object's current state it holds the decoded object; once a later
     event supersedes it, only the encoded bytes stay (`supersede()`), and the decoded forms
     of it and of its predecessor (`prev`) are rebuilt on demand. That keeps the retained
-    window of the log at roughly the size of its JSON.
+    window of the log at roughly the size of its JSON. An event read from a recording
+    (`from_record`) holds only the bytes until its object is first asked for: while it is
+    current that decoding is kept, once superseded it is not.
     """
 
     __slots__ = ("revision", "type", "resource", "namespace", "name", "_object", "raw",
-                 "_prev", "_prev_raw", "actor", "time", "request", "_lines")
+                 "_prev", "_prev_raw", "actor", "time", "request", "_lines", "_current")
 
     def __init__(self, *, revision: int, type: str, resource: str, namespace: str, name: str,
                  object: dict[str, Any] | None, raw: bytes, prev_raw: bytes | None, actor: str,
@@ -79,12 +83,21 @@ class Event:
         """What the recording keeps of the request behind the event (`machinery.requestinfo`;
         None in logs from before it was recorded)."""
         self._lines: dict[str, bytes] | None = None
+        self._current = True
 
     @property
     def object(self) -> dict[str, Any]:
         """The object as committed (decoded again from `raw` once superseded; don't mutate)."""
         obj = self._object
-        return obj if obj is not None else loads(self.raw)
+        if obj is None:
+            obj = loads(self.raw)
+            if self._current:
+                self._object = obj
+        return obj
+
+    def follows(self, prev_raw: bytes | None) -> None:
+        """Set the encoded previous version (a replay learns it after decoding the record)."""
+        self._prev_raw = prev_raw
 
     @property
     def prev_raw(self) -> bytes | None:
@@ -103,6 +116,7 @@ class Event:
         self._object = None
         self._prev = None
         self._lines = None
+        self._current = False
 
     def forget_prev(self) -> None:
         """Compacted out of the window: snapshots before it are Expired, old versions may go."""
@@ -119,7 +133,7 @@ class Event:
         t = type or self.type
         lines = self._lines
         if lines is None:
-            if self._object is None:  # superseded: a lagging watcher's read, not worth keeping
+            if not self._current:  # superseded: a lagging watcher's read, not worth keeping
                 return b'{"type":"' + t.encode() + b'","object":' + self.raw + b"}\n"
             lines = self._lines = {}
         line = lines.get(t)
@@ -138,20 +152,38 @@ class Event:
 
     @classmethod
     def from_record(cls, data: bytes, prev_raw: bytes | None) -> Event:
-        """Inverse of `record()` (ValueError, saying why, for a record it can't have made)."""
+        """Inverse of `record()` (ValueError, saying why, for a record it can't have made).
+
+        Only the head is decoded; the object stays bytes until `object` is first read (its
+        JSON was checked when it was committed, and the record's checksum since).
+        """
         head, _, raw = data.partition(b"\n")
         try:
-            h = orjson.loads(head)
-            obj = loads(raw)
-            event = cls(revision=h["r"], type=h["t"], resource=h["res"], namespace=h["ns"],
-                        name=h["n"], object=obj, raw=raw, prev_raw=prev_raw, actor=h["a"],
-                        time=h["ts"], request=h.get("q"))
-        except (ValueError, KeyError, TypeError) as e:
+            h = _loads_head(head)
+            event = _new_event(cls)  # the slots set directly: the replay's hot path
+            event.revision = h["r"]
+            event.type = h["t"]
+            event.resource = h["res"]
+            event.namespace = h["ns"]
+            event.name = h["n"]
+            event.actor = h["a"]
+            event.time = h["ts"]
+            event.request = h.get("q")
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise ValueError(f"not an event record ({type(e).__name__}: {e})") from None
-        if (not isinstance(event.revision, int) or event.type not in (ADDED, MODIFIED, DELETED)
-                or not isinstance(obj, dict)):
+        if (type(event.revision) is not int or event.type not in _TYPES
+                or raw[:1] != b"{" or raw[-1:] != b"}"):
             raise ValueError("not an event record (bad revision, type or object)")
+        event.raw = raw
+        event._object = event._prev = event._lines = None
+        event._prev_raw = prev_raw
+        event._current = True
         return event
+
+
+_TYPES = frozenset((ADDED, MODIFIED, DELETED))
+_loads_head = orjson.loads
+_new_event = object.__new__
 
 
 def _rev(e: Event) -> int:
@@ -283,8 +315,29 @@ class EventLog:
                 self._request_flush()
         else:
             self.visible = self.revision
-            if event.resource in self._waiters:
+            if event.resource in self._waiters or ANY in self._waiters:
                 self._wake_soon(event.resource)
+        if (len(self._events) > self.retention + self.retention // 4
+                or self.retained_bytes > self.retention_bytes):
+            self._trim()
+
+    def extend_replayed(self, events: list[Event]) -> None:
+        """Append replayed events (revisions `revision + 1` on, in order) at once, visible at
+        once, as `append(event, durable=False)` of each would (the window trimmed once)."""
+        if not events:
+            return
+        assert events[0].revision == self.revision + 1, (events[0].revision, self.revision)
+        self._events.extend(events)
+        by_resource = self._by_resource
+        size = 0
+        for event in events:
+            by_resource.setdefault(event.resource, []).append(event)
+            size += len(event.raw)
+        self.retained_bytes += size
+        self.revision = self.visible = events[-1].revision
+        touched = {e.resource for e in events}
+        for resource in touched if ANY in self._waiters else touched & self._waiters.keys():
+            self._wake_soon(resource)
         if (len(self._events) > self.retention + self.retention // 4
                 or self.retained_bytes > self.retention_bytes):
             self._trim()
@@ -349,7 +402,8 @@ class EventLog:
         self.visible = upto
         if self.listener is not None:
             self.listener.published(events)
-        woken = dict.fromkeys(e.resource for e in events if e.resource in self._waiters)
+        waiting, anyone = self._waiters, ANY in self._waiters
+        woken = dict.fromkeys(e.resource for e in events if anyone or e.resource in waiting)
         if woken and self.clock.deterministic:  # woken as in memory mode
             for resource in woken:
                 self._wake_soon(resource)
@@ -527,6 +581,8 @@ class EventLog:
     def _wake(self) -> None:
         self._wake_handle = None
         resources, self._to_wake = self._to_wake, {}
+        if resources:
+            resources[ANY] = None
         for resource in resources:
             for fut in self._waiters.pop(resource, ()):
                 if not fut.done():
@@ -534,7 +590,8 @@ class EventLog:
         self.clock.probe_changed()
 
     async def wait(self, resource: str, timeout: float | None, *, clock: Clock) -> None:
-        """Wait for the next visible event of `resource` (or `timeout` seconds on `clock`).
+        """Wait for the next visible event of `resource` (`ANY`: of any resource), or
+        `timeout` seconds on `clock`.
 
         A plain `await` on the future, not `asyncio.wait_for`: on Python 3.11 `wait_for`
         swallows a cancellation that arrives together with the wake-up (as at shutdown, when
