@@ -30,7 +30,7 @@ from fakeapi.machinery.clock import Clock, RealClock, VirtualClock, clock_mode
 from fakeapi.machinery.decode import json_copy
 from fakeapi.machinery.features import FeatureGates
 from fakeapi.machinery.randomness import RandomSource
-from fakeapi.machinery.timestamps import parse_time
+from fakeapi.machinery.timestamps import parse_time, rfc3339
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import Registry, uuid4
 from fakeapi.registry.kinds import (
@@ -45,6 +45,7 @@ from fakeapi.registry.kinds import (
     served_kinds,
 )
 from fakeapi.schema.emulator import CLOCK_NAME
+from fakeapi.storage import recording
 from fakeapi.storage.log import DEFAULT_RETENTION, DEFAULT_RETENTION_BYTES, EventLog
 from fakeapi.storage.store import ADDED, Store
 from fakeapi.storage.wal import WriteAheadLog
@@ -69,6 +70,10 @@ class ClusterConfig:
     bookmark_interval: float = 60.0
     watch_stall_timeout: float = 30.0
     """Seconds a watch's write may wait on a client that doesn't read before it is closed."""
+    settings: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    """How the run was started (JSON values), written into the header of a new log so that a
+    replay can rebuild the same control plane (`fakeapi serve` fills it in); a log that
+    exists keeps the header it has."""
     restore: tuple[tuple[str, dict[str, Any]], ...] = ()
     """(resource id, object) pairs a new cluster starts with, committed as its own writes
     before it seeds anything (`fakeapi serve --from`, `fakeapi.replay.restore`): the objects
@@ -91,7 +96,9 @@ class Cluster:
         records: list[bytes] = []
         if config.data_dir is not None:
             config.data_dir.mkdir(parents=True, exist_ok=True)
-            self.wal, records = WriteAheadLog.open(config.data_dir / "events.log")
+            self.wal, records = WriteAheadLog.open(
+                recording.log_file(config.data_dir),
+                header=recording.header_record(config.settings, rfc3339(self.clock.now())))
         self.log = EventLog(retention=config.retention, retention_bytes=config.retention_bytes,
                             wal=self.wal, clock=self.clock)
         self.store = Store(log=self.log, clock=self.clock)

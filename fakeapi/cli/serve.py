@@ -10,13 +10,13 @@ import argparse
 import logging
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fakeapi.catalog import ALL_COMPONENTS
 from fakeapi.cel.engines import ENGINES, ENV_VAR, EngineUnavailable
 from fakeapi.machinery import features
 from fakeapi.runtime.spec import ComponentSelectionError, select
-from kubelet_emu.settings import DEFAULT_NODES, DEFAULT_PROFILE
+from kubelet_emu.settings import DEFAULT_NODES, DEFAULT_PROFILE, EmulatorSettings
 
 if TYPE_CHECKING:
     from fakeapi.auth import authn
@@ -155,6 +155,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     serve.set_defaults(run=run)
 
 
+def recorded_settings(args: argparse.Namespace, emulator: EmulatorSettings) -> dict[str, Any]:
+    """What a new log's header records of how `fakeapi serve` was started: everything that
+    shapes the run, so a replay elsewhere can rebuild the same control plane (the node
+    profile by content, as a profile file's JSON, not by its path)."""
+    profile = emulator.node_profile().model_dump(mode="json", by_alias=True)
+    return {"seed": args.seed, "clock": args.clock, "feature_gates": dict(args.feature_gates),
+            "components": args.components, "nodes": args.nodes, "node_profile": profile,
+            "adopt_nodes": args.adopt_nodes, "cel_engine": args.cel_engine,
+            "from": str(args.from_snapshot) if args.from_snapshot is not None else None}
+
+
 def run(args: argparse.Namespace) -> int:
     """Serve until SIGINT/SIGTERM (on uvloop where it is installed)."""
     logging.basicConfig(level=getattr(logging, args.log_level.upper(), logging.WARNING),
@@ -184,7 +195,6 @@ async def serve(args: argparse.Namespace) -> int:
     from fakeapi.storage import logcheck
     from fakeapi.storage.store import ReplayError
     from fakeapi.storage.wal import WalDamagedError, WalError
-    from kubelet_emu.settings import EmulatorSettings
 
     if args.cel_engine:
         cel.set_default_engine(args.cel_engine)
@@ -193,7 +203,8 @@ async def serve(args: argparse.Namespace) -> int:
     emulator = EmulatorSettings(nodes=args.nodes, profile=args.node_profile,
                                 adopt_nodes=args.adopt_nodes, state_dir=state_dir)
     config = ClusterConfig(data_dir=args.data_dir, feature_gates=args.feature_gates,
-                           seed=args.seed, watch_stall_timeout=args.watch_stall_timeout)
+                           seed=args.seed, watch_stall_timeout=args.watch_stall_timeout,
+                           settings=recorded_settings(args, emulator) if args.data_dir else {})
     if args.log_retention_bytes is not None:
         config = dataclasses.replace(config, retention_bytes=args.log_retention_bytes)
     if args.from_snapshot is not None:

@@ -55,11 +55,13 @@ class Event:
     While an event is the object's current state it holds the decoded object; once a later
     event supersedes it, only the encoded bytes stay (`supersede()`), and the decoded forms
     of it and of its predecessor (`prev`) are rebuilt on demand. That keeps the retained
-    window of the log at roughly the size of its JSON.
+    window of the log at roughly the size of its JSON. An event read from a recording
+    (`from_record`) holds only the bytes until its object is first asked for: while it is
+    current that decoding is kept, once superseded it is not.
     """
 
     __slots__ = ("revision", "type", "resource", "namespace", "name", "_object", "raw",
-                 "_prev", "_prev_raw", "actor", "time", "request", "_lines")
+                 "_prev", "_prev_raw", "actor", "time", "request", "_lines", "_current")
 
     def __init__(self, *, revision: int, type: str, resource: str, namespace: str, name: str,
                  object: dict[str, Any] | None, raw: bytes, prev_raw: bytes | None, actor: str,
@@ -79,12 +81,21 @@ class Event:
         """What the recording keeps of the request behind the event (`machinery.requestinfo`;
         None in logs from before it was recorded)."""
         self._lines: dict[str, bytes] | None = None
+        self._current = True
 
     @property
     def object(self) -> dict[str, Any]:
         """The object as committed (decoded again from `raw` once superseded; don't mutate)."""
         obj = self._object
-        return obj if obj is not None else loads(self.raw)
+        if obj is None:
+            obj = loads(self.raw)
+            if self._current:
+                self._object = obj
+        return obj
+
+    def follows(self, prev_raw: bytes | None) -> None:
+        """Set the encoded previous version (a replay learns it after decoding the record)."""
+        self._prev_raw = prev_raw
 
     @property
     def prev_raw(self) -> bytes | None:
@@ -103,6 +114,7 @@ class Event:
         self._object = None
         self._prev = None
         self._lines = None
+        self._current = False
 
     def forget_prev(self) -> None:
         """Compacted out of the window: snapshots before it are Expired, old versions may go."""
@@ -119,7 +131,7 @@ class Event:
         t = type or self.type
         lines = self._lines
         if lines is None:
-            if self._object is None:  # superseded: a lagging watcher's read, not worth keeping
+            if not self._current:  # superseded: a lagging watcher's read, not worth keeping
                 return b'{"type":"' + t.encode() + b'","object":' + self.raw + b"}\n"
             lines = self._lines = {}
         line = lines.get(t)
@@ -138,20 +150,27 @@ class Event:
 
     @classmethod
     def from_record(cls, data: bytes, prev_raw: bytes | None) -> Event:
-        """Inverse of `record()` (ValueError, saying why, for a record it can't have made)."""
+        """Inverse of `record()` (ValueError, saying why, for a record it can't have made).
+
+        Only the head is decoded; the object stays bytes until `object` is first read (its
+        JSON was checked when it was committed, and the record's checksum since).
+        """
         head, _, raw = data.partition(b"\n")
         try:
-            h = orjson.loads(head)
-            obj = loads(raw)
+            h = _loads_head(head)
             event = cls(revision=h["r"], type=h["t"], resource=h["res"], namespace=h["ns"],
-                        name=h["n"], object=obj, raw=raw, prev_raw=prev_raw, actor=h["a"],
+                        name=h["n"], object=None, raw=raw, prev_raw=prev_raw, actor=h["a"],
                         time=h["ts"], request=h.get("q"))
         except (ValueError, KeyError, TypeError) as e:
             raise ValueError(f"not an event record ({type(e).__name__}: {e})") from None
-        if (not isinstance(event.revision, int) or event.type not in (ADDED, MODIFIED, DELETED)
-                or not isinstance(obj, dict)):
+        if (type(event.revision) is not int or event.type not in _TYPES
+                or raw[:1] != b"{" or raw[-1:] != b"}"):
             raise ValueError("not an event record (bad revision, type or object)")
         return event
+
+
+_TYPES = frozenset((ADDED, MODIFIED, DELETED))
+_loads_head = orjson.loads
 
 
 def _rev(e: Event) -> int:

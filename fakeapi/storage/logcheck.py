@@ -14,10 +14,10 @@ import dataclasses
 import os
 from pathlib import Path
 
+from fakeapi.machinery.jsonio import loads
 from fakeapi.storage.log import Event
+from fakeapi.storage.recording import LOG_NAME
 from fakeapi.storage.wal import Ack, ScanResult, WalError, lock, scan_file, write_ack
-
-LOG_NAME = "events.log"
 
 
 class RepairError(Exception):
@@ -70,6 +70,8 @@ def verify(data_dir: Path) -> Report:
             event = Event.from_record(payload, None)
             why = "" if event.revision == i else (f"it holds revision {event.revision} where "
                                                   f"{i} was due")
+            if not why and not isinstance(loads(event.raw), dict):
+                why = "not an event record (its object is not a JSON object)"
         except ValueError as e:
             why = str(e)
         if why:

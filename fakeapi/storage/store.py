@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import gc
 import heapq
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-import orjson
 from sortedcontainers import SortedDict
 
 from fakeapi.machinery.clock import Clock
@@ -226,7 +225,7 @@ class Store:
             # claims). Acyclic garbage is still freed by reference counting.
             gc.freeze()
 
-    def replay(self, records: list[bytes]) -> None:
+    def replay(self, records: Iterable[bytes]) -> None:
         """Rebuild log and view from durable records (startup with a data directory)."""
         gc.disable()  # nothing here makes cycles; a full collection per batch would dominate
         try:
@@ -235,19 +234,26 @@ class Store:
             gc.enable()
             gc.freeze()
 
-    def _replay(self, records: list[bytes]) -> None:
+    def _replay(self, records: Iterable[bytes]) -> None:
+        from_record = Event.from_record
+        append = self.log.append
+        tables = self._view
         for i, data in enumerate(records, 1):
             try:
-                head_resource, key = _peek(data)
-                table = self._table(head_resource)
-                old = table.get(key)
-                event = Event.from_record(data, old.raw if old is not None else None)
+                event = from_record(data, None)
             except ValueError as e:
                 raise ReplayError(i, str(e)) from None
             if event.revision != self.log.revision + 1:
                 raise ReplayError(i, f"it holds revision {event.revision} where "
                                   f"{self.log.revision + 1} was due")
-            self.log.append(event, durable=False)
+            table = tables.get(event.resource)
+            if table is None:
+                table = self._table(event.resource)
+            key = f"{event.namespace}/{event.name}"
+            old = table.get(key)
+            if old is not None:
+                event.follows(old.raw)
+            append(event, durable=False)
             note_stored(event.raw)
             self._apply(table, key, event)
 
@@ -263,14 +269,6 @@ class ReplayError(Exception):
         super().__init__(f"record {record}: {why}")
         self.record = record
         self.why = why
-
-
-def _peek(data: bytes) -> tuple[str, str]:
-    try:
-        head = orjson.loads(data.partition(b"\n")[0])
-        return head["res"], _key(head["ns"], head["n"])
-    except (orjson.JSONDecodeError, KeyError, TypeError) as e:
-        raise ValueError(f"not an event record ({type(e).__name__}: {e})") from None
 
 
 __all__ = ["ADDED", "DELETED", "Obj", "ReplayError", "Store"]

@@ -8,12 +8,18 @@ acknowledged records missing) is refused with `WalDamagedError`, never silently 
 
 File format (all integers little-endian)::
 
-    file   := FILE_MAGIC record*
+    file   := FILE_MAGIC header record*          (format 2, ``b"FAKEWAL2"``)
+            | FILE_MAGIC_V1 record*              (format 1, ``b"FAKEWAL1"``: read, never made)
+    header := record   (a JSON object whose "format" is 2; `fakeapi.storage.recording`)
     record := RECORD_MAGIC  u32 length  u32 crc  payload[length]
 
-`FILE_MAGIC` is ``b"FAKEWAL1"``. `RECORD_MAGIC` is 4 fixed bytes, so zero-filled or garbage
-tails never parse as records. `crc` is CRC-32 of the payload seeded with the length, so neither a
-damaged payload nor a damaged length field can validate. Records are never rewritten; the only
+The header record is written with the file and never rewritten; it is not one of the
+records `open()` and `scan_file()` return (record i is still the i-th after it). A file whose
+magic or header names a newer format is refused (`WalFormatError`) with the offset.
+
+`RECORD_MAGIC` is 4 fixed bytes, so zero-filled or garbage tails never parse as records.
+`crc` is CRC-32 of the payload seeded with the length, so neither a damaged payload nor a
+damaged length field can validate. Records are never rewritten; the only
 mutation besides appending is cutting an unacknowledged torn final write at open, or the batch
 of a failed write.
 
@@ -46,29 +52,42 @@ import fcntl
 import heapq
 import itertools
 import logging
+import mmap
 import os
 import struct
 import threading
 import zlib
 from pathlib import Path
+from typing import TypeAlias
+
+import orjson
 
 __all__ = [
     "ACK_SUFFIX",
+    "DEFAULT_HEADER",
     "FILE_MAGIC",
+    "FILE_MAGIC_V1",
+    "FORMAT",
     "MAX_RECORD_BYTES",
     "RECORD_HEADER",
     "RECORD_MAGIC",
     "Ack",
     "Damage",
+    "Preamble",
     "ScanResult",
     "WalClosedError",
     "WalCorruptError",
     "WalDamagedError",
     "WalError",
+    "WalFormatError",
     "WriteAheadLog",
     "ack_path",
     "encode_record",
+    "judge",
     "lock",
+    "new_file",
+    "next_record",
+    "preamble",
     "read_ack",
     "scan_file",
     "write_ack",
@@ -76,7 +95,16 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-FILE_MAGIC = b"FAKEWAL1"
+Buffer: TypeAlias = "bytes | mmap.mmap"
+"""What the readers here parse: a file's bytes, or the file mapped (a streaming reader)."""
+
+FORMAT = 2
+"""The format this version writes (the digit of the file magic, and the header's "format")."""
+FILE_MAGIC = b"FAKEWAL2"
+FILE_MAGIC_V1 = b"FAKEWAL1"
+_MAGIC_STEM = b"FAKEWAL"
+DEFAULT_HEADER = b'{"format":2}'
+"""The header of a log created without one (only tests and benches open a WAL so)."""
 RECORD_MAGIC = b"\xe7EV\x01"
 RECORD_HEADER = struct.Struct("<4sII")  # magic, payload length, crc32(payload, seed=length)
 MAX_RECORD_BYTES = 64 * 1024 * 1024  # far above the apiserver's 1.5 MB object limit
@@ -102,6 +130,10 @@ class WalClosedError(WalError):
 
 class WalCorruptError(WalError):
     """The file is not a WAL of this format, so recovery refuses to touch it."""
+
+
+class WalFormatError(WalCorruptError):
+    """The file is a WAL of a newer format than this version reads."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -152,11 +184,73 @@ class ScanResult:
     good_end: int
     ack: Ack | None
     damage: Damage | None
+    format: int = FORMAT
+    """1 (no header) or 2."""
+    header: bytes | None = None
+    """The header record's payload (None in format 1)."""
 
 
 def encode_record(payload: bytes) -> bytes:
     """One framed record (header + payload) exactly as it is stored on disk."""
     return _pack_header(RECORD_MAGIC, len(payload), _crc32(payload, len(payload))) + payload
+
+
+def new_file(header: bytes = DEFAULT_HEADER) -> bytes:
+    """The first bytes of a new log: the file magic and the framed header record."""
+    return FILE_MAGIC + encode_record(header)
+
+
+@dataclasses.dataclass(frozen=True)
+class Preamble:
+    """What precedes the first event record: the format, the header, where records start."""
+
+    format: int
+    header: bytes | None
+    start: int
+
+
+def _file_format(data: Buffer, path: Path) -> int:
+    """The format the file magic names (WalCorruptError when it is no fakeapi WAL,
+    WalFormatError when it is a newer one)."""
+    magic = bytes(data[: len(FILE_MAGIC)])
+    if magic == FILE_MAGIC:
+        return FORMAT
+    if magic == FILE_MAGIC_V1:
+        return 1
+    if magic[:-1] == _MAGIC_STEM and magic[-1:].isdigit():
+        raise WalFormatError(f"{path}: the log is format {magic[-1:].decode()} (file magic "
+                             f"{magic.decode()} at offset 0), newer than this fakeapi reads "
+                             f"(formats 1 to {FORMAT})")
+    raise WalCorruptError(f"{path} is not a fakeapi WAL file (bad file header)")
+
+
+def preamble(data: Buffer, path: Path) -> Preamble:
+    """Read the file magic and (format 2) the header record at the start of `data`.
+
+    WalCorruptError for a file that is no fakeapi WAL or whose header record is damaged,
+    WalFormatError for a newer format (the file's or the header's), both naming the offset.
+    """
+    fmt = _file_format(data, path)
+    start = len(FILE_MAGIC)
+    if fmt == 1:
+        return Preamble(1, None, start)
+    records, _, end, why = _scan(data, start, limit=1)
+    if not records:
+        raise WalCorruptError(f"{path}: damaged log header at offset {start} (the record "
+                              f"before revision 1): {why or 'missing'}")
+    header = records[0]
+    try:
+        declared = orjson.loads(header)["format"]
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        declared = None
+    if not isinstance(declared, int) or isinstance(declared, bool):
+        raise WalCorruptError(f"{path}: damaged log header at offset {start} (the record "
+                              "before revision 1): not a JSON object with an integer format")
+    if declared != FORMAT:
+        newer = "newer than this fakeapi reads" if declared > FORMAT else "not format 2"
+        raise WalFormatError(f"{path}: the log header at offset {start} says format "
+                             f"{declared}, {newer} (formats 1 to {FORMAT})")
+    return Preamble(FORMAT, header, end)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -244,14 +338,16 @@ def lock(fd: int, path: Path) -> None:
         raise WalError(f"{path} is already open by another WAL") from exc
 
 
-def _scan(data: bytes, start: int) -> tuple[list[bytes], list[int], int, str]:
-    """Parse records from `start`; return payloads, offsets, the offset after the last good
-    one, and why parsing stopped there ("" at the end of the data)."""
+def _scan(data: Buffer, start: int,
+          limit: int | None = None) -> tuple[list[bytes], list[int], int, str]:
+    """Parse records from `start` (at most `limit`); return payloads, offsets, the offset
+    after the last good one, and why parsing stopped there ("" at the end of the data or
+    the limit)."""
     records: list[bytes] = []
     offsets: list[int] = []
     pos = start
     end = len(data)
-    while pos < end:
+    while pos < end and (limit is None or len(records) < limit):
         if pos + _HEADER_SIZE > end:
             return records, offsets, pos, "incomplete record header"
         magic, length, crc = _unpack_header(data, pos)
@@ -271,7 +367,24 @@ def _scan(data: bytes, start: int) -> tuple[list[bytes], list[int], int, str]:
     return records, offsets, pos, ""
 
 
-def _intact_records_after(data: bytes, start: int) -> int:
+def _torn_at_creation(data: bytes) -> bool:
+    """Whether `data` is what a creation cut short leaves: nothing, zero fill, a prefix of
+    the file magic, or the magic and part of the header record (nothing after it)."""
+    if not data or data.count(0) == len(data):
+        return True
+    magic_len = len(FILE_MAGIC)
+    if len(data) < magic_len:
+        return FILE_MAGIC.startswith(data)
+    if data[:magic_len] != FILE_MAGIC:
+        return False
+    tail = data[magic_len:]
+    if not tail.strip(b"\x00"):
+        return True
+    records, _, _, why = _scan(data, magic_len, limit=1)
+    return not records and _incomplete_final_write(tail, why)
+
+
+def _intact_records_after(data: Buffer, start: int) -> int:
     """Count records that still validate somewhere after a damaged spot (a corruption hint)."""
     pos = data.find(RECORD_MAGIC, start + 1)
     while pos != -1:
@@ -295,7 +408,7 @@ def _incomplete_final_write(tail: bytes, why: str) -> bool:
     return False
 
 
-def _judge(data: bytes, good_end: int, n: int, why: str, ack: Ack | None) -> Damage | None:
+def _judge(data: Buffer, good_end: int, n: int, why: str, ack: Ack | None) -> Damage | None:
     """The damage after `good_end` good bytes (None when the file is clean)."""
     size = len(data)
     if ack is not None and (good_end < ack.offset or n < ack.records):
@@ -318,30 +431,57 @@ def _judge(data: bytes, good_end: int, n: int, why: str, ack: Ack | None) -> Dam
                   acknowledged=False, torn=torn)
 
 
-def _scan_data(data: bytes, ack: Ack | None) -> ScanResult:
-    magic_len = len(FILE_MAGIC)
-    records, offsets, good_end, why = _scan(data, magic_len)
+def _scan_data(data: bytes, ack: Ack | None, pre: Preamble) -> ScanResult:
+    records, offsets, good_end, why = _scan(data, pre.start)
     return ScanResult(size=len(data), records=records, offsets=offsets, good_end=good_end,
-                      ack=ack, damage=_judge(data, good_end, len(records), why, ack))
+                      ack=ack, damage=_judge(data, good_end, len(records), why, ack),
+                      format=pre.format, header=pre.header)
+
+
+def judge(data: Buffer, good_end: int, records: int, why: str, ack: Ack | None) -> Damage | None:
+    """The damage after `records` good records ending at `good_end` (None when clean): what
+    a streaming reader that stopped at `good_end` for reason `why` asks."""
+    return _judge(data, good_end, records, why, ack)
+
+
+def next_record(data: Buffer, pos: int) -> tuple[bytes | None, int, str]:
+    """The payload of the record at `pos` and the offset after it, or (None, pos, why not):
+    one step of a streaming reader."""
+    end = len(data)
+    if pos + _HEADER_SIZE > end:
+        return None, pos, "incomplete record header"
+    magic, length, crc = _unpack_header(data, pos)
+    body = pos + _HEADER_SIZE
+    if magic != RECORD_MAGIC:
+        return None, pos, "no record header"
+    if length > MAX_RECORD_BYTES:
+        return None, pos, f"record length {length} is impossible"
+    if body + length > end:
+        return None, pos, "incomplete record"
+    payload = data[body: body + length]
+    if _crc32(payload, length) != crc:
+        return None, pos, "checksum mismatch"
+    return payload, body + length, ""
 
 
 def scan_file(path: Path) -> ScanResult:
     """Read and judge a WAL file without changing it (what `fakeapi log verify` reports).
 
-    Raises WalCorruptError when the file is not a WAL of this format at all.
+    Raises WalCorruptError when the file is not a fakeapi WAL (or its header is damaged),
+    WalFormatError when it is a newer format.
     """
     data = Path(path).read_bytes()
-    if data[: len(FILE_MAGIC)] != FILE_MAGIC:
-        raise WalCorruptError(f"{path} is not a fakeapi WAL file (bad file header)")
-    return _scan_data(data, read_ack(Path(path)))
+    return _scan_data(data, read_ack(Path(path)), preamble(data, Path(path)))
 
 
 class WriteAheadLog:
     """Append-only record file with group-commit `sync()`; use `WriteAheadLog.open()`."""
 
-    def __init__(self, *, path: Path, fd: int, offset: int, seq: int) -> None:
+    def __init__(self, *, path: Path, fd: int, offset: int, seq: int,
+                 pre: Preamble | None = None) -> None:
         self._path = path
         self._fd = fd
+        self._preamble = pre or Preamble(FORMAT, DEFAULT_HEADER, len(new_file()))
         self._buf_lock = threading.Lock()  # guards _buf/_seq between loop and worker thread
         self._io_lock = threading.Lock()  # serializes writes; held across write + fsync
         self._buf: list[bytes] = []
@@ -365,36 +505,37 @@ class WriteAheadLog:
     # -- opening and recovery -------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: Path) -> tuple[WriteAheadLog, list[bytes]]:
-        """Open or create the WAL at `path`; return it and every valid record, in order.
+    def open(cls, path: Path, *,
+             header: bytes = DEFAULT_HEADER) -> tuple[WriteAheadLog, list[bytes]]:
+        """Open or create the WAL at `path`; return it and every valid event record, in order.
 
-        An unacknowledged torn final write is cut (and logged at INFO), so new appends
-        continue cleanly; any other damage raises WalDamagedError and leaves the file as it is.
+        A new file gets `header` (a JSON object with "format": 2) as its header record; an
+        existing file keeps the header (or the format) it has. An unacknowledged torn final
+        write is cut (and logged at INFO), so new appends continue cleanly; any other damage
+        raises WalDamagedError and leaves the file as it is.
         """
         path = Path(path)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
             lock(fd, path)
-            records, offset = cls._recover(path, fd)
+            records, offset, pre = cls._recover(path, fd, header)
         except BaseException:
             os.close(fd)
             raise
         os.lseek(fd, offset, os.SEEK_SET)
-        return cls(path=path, fd=fd, offset=offset, seq=len(records)), records
+        return cls(path=path, fd=fd, offset=offset, seq=len(records), pre=pre), records
 
     @staticmethod
-    def _recover(path: Path, fd: int) -> tuple[list[bytes], int]:
-        """Read the file, cut an unacknowledged torn tail, and return (records, end offset)."""
+    def _recover(path: Path, fd: int, header: bytes) -> tuple[list[bytes], int, Preamble]:
+        """Read the file, cut an unacknowledged torn tail, and return (records, end offset,
+        preamble)."""
         size = os.fstat(fd).st_size
         data = _read_all(fd, size)
         if len(data) != size:
             raise WalError(f"{path}: short read during recovery ({len(data)} of {size} bytes)")
-        magic_len = len(FILE_MAGIC)
-        if data[:magic_len] != FILE_MAGIC:
-            # Only a file torn while being created (a prefix of the magic, or zero fill) is ours
-            # to reinitialize; anything else is some other file and we refuse to touch it.
-            if not (FILE_MAGIC.startswith(data) or data.count(0) == len(data)):
-                raise WalCorruptError(f"{path} is not a fakeapi WAL file (bad file header)")
+        if _torn_at_creation(data):
+            # Only a file torn while being created (a prefix of the magic and header, or zero
+            # fill) is ours to reinitialize; anything else is refused untouched below.
             ack = read_ack(path)
             if ack is not None and ack.records:
                 raise WalDamagedError(path, Damage(
@@ -402,13 +543,16 @@ class WriteAheadLog:
                     "records were acknowledged", intact_after=0, acknowledged=True, torn=False))
             if data:
                 log.info("%s: reinitializing a torn file header (%d bytes)", path, size)
+            first = new_file(header)
+            pre = preamble(first, path)
             os.ftruncate(fd, 0)
-            os.pwrite(fd, FILE_MAGIC, 0)
+            os.pwrite(fd, first, 0)
             _datasync(fd)
             _fsync_dir(path.parent)
-            write_ack(path, Ack(magic_len, 0))
-            return [], magic_len
-        scan = _scan_data(data, read_ack(path))
+            write_ack(path, Ack(len(first), 0))
+            return [], len(first), pre
+        pre = preamble(data, path)
+        scan = _scan_data(data, read_ack(path), pre)
         damage = scan.damage
         if damage is not None:
             if not damage.torn:
@@ -421,7 +565,19 @@ class WriteAheadLog:
         if damage is not None or scan.ack is None or scan.ack != Ack(scan.good_end,
                                                                        len(scan.records)):
             write_ack(path, Ack(scan.good_end, len(scan.records)))
-        return scan.records, scan.good_end
+        return scan.records, scan.good_end, pre
+
+    # -- the file's header ----------------------------------------------------------------
+
+    @property
+    def format(self) -> int:
+        """The file's format (1: no header; 2)."""
+        return self._preamble.format
+
+    @property
+    def header(self) -> bytes | None:
+        """The header record's payload as the file holds it (None in format 1)."""
+        return self._preamble.header
 
     # -- appending and group commit -------------------------------------------------------
 

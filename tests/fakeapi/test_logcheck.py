@@ -11,7 +11,7 @@ import pytest
 from fakeapi.cli import main as cli
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.storage import logcheck
-from fakeapi.storage.wal import FILE_MAGIC, WriteAheadLog, ack_path, encode_record, read_ack
+from fakeapi.storage.wal import WriteAheadLog, ack_path, encode_record, new_file, read_ack
 from tests.support.datadirs import flip_record, make_log
 
 
@@ -119,7 +119,7 @@ def test_a_torn_unacknowledged_tail_is_not_damage(tmp_path: Path,
 def test_an_intact_record_that_is_not_the_next_event_is_damage(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = logcheck.log_path(tmp_path)
-    path.write_bytes(FILE_MAGIC + encode_record(b"not an event"))
+    path.write_bytes(new_file() + encode_record(b"not an event"))
     ack_path(path).unlink(missing_ok=True)
     report = logcheck.verify(tmp_path)
     assert report.problem is not None and report.problem.refused

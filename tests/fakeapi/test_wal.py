@@ -25,11 +25,14 @@ from fakeapi.storage.wal import (
     WalError,
     WriteAheadLog,
     encode_record,
+    new_file,
 )
 from tests.support.faults import DiskFaults
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = [b'{"type":"ADDED","rv":1}', b"", b"x" * 5000]
+START = new_file()
+"""What a new WAL file starts with: the magic and the (default) header record."""
 
 
 def write_good(path: Path, payloads: list[bytes]) -> int:
@@ -74,7 +77,7 @@ async def test_round_trip(tmp_path: Path, payloads: list[bytes]) -> None:
         await wal.sync(seqs[-1])
     assert wal.durable_seq == len(payloads)
     await wal.close()
-    assert path.read_bytes() == FILE_MAGIC + b"".join(encode_record(p) for p in payloads)
+    assert path.read_bytes() == START + b"".join(encode_record(p) for p in payloads)
     assert reopen(path) == payloads
 
 
@@ -94,10 +97,10 @@ async def test_append_is_buffered_and_seq_continues_after_reopen(tmp_path: Path)
 
 
 def test_oversized_record_is_rejected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(wal_mod, "MAX_RECORD_BYTES", 10)
+    monkeypatch.setattr(wal_mod, "MAX_RECORD_BYTES", 20)  # above the header record's 12
     wal, _ = WriteAheadLog.open(tmp_path / "events.wal")
     with pytest.raises(ValueError, match="exceeds"):
-        wal.append(b"x" * 11)
+        wal.append(b"x" * 21)
     assert wal.last_seq == 0
     wal.close_now()
 
@@ -163,12 +166,12 @@ async def test_only_an_unacknowledged_torn_final_write_is_cut(
         with pytest.raises(WalDamagedError) as refused:
             WriteAheadLog.open(path)
         assert path.read_bytes() == damaged, "a refused file must be left as it was"
-        good_end = len(FILE_MAGIC) + sum(len(encode_record(p)) for p in GOOD[:2])
+        good_end = len(START) + sum(len(encode_record(p)) for p in GOOD[:2])
         assert refused.value.damage.offset in (good_end, good_end + len(encode_record(GOOD[2])))
         assert f"offset {refused.value.damage.offset}" in str(refused.value)
         return
     expected = GOOD[:survivors]
-    good_size = len(FILE_MAGIC) + sum(len(encode_record(p)) for p in expected)
+    good_size = len(START) + sum(len(encode_record(p)) for p in expected)
     with caplog.at_level(logging.INFO, logger="fakeapi.storage.wal"):
         wal, records = WriteAheadLog.open(path)
     assert records == expected
@@ -190,7 +193,7 @@ def test_every_cut_point_recovers_exactly_the_whole_records_by_framing(tmp_path:
     path = tmp_path / "full.wal"
     write_good(path, payloads)
     full = path.read_bytes()
-    ends = [len(FILE_MAGIC)]
+    ends = [len(START)]
     for p in payloads:
         ends.append(ends[-1] + len(encode_record(p)))
     cut_path = tmp_path / "cut.wal"
@@ -220,7 +223,7 @@ def test_mid_log_corruption_is_refused_with_its_offset(tmp_path: Path) -> None:
     path = tmp_path / "events.wal"
     write_good(path, payloads)
     data = path.read_bytes()
-    second = len(FILE_MAGIC) + len(encode_record(payloads[0]))
+    second = len(START) + len(encode_record(payloads[0]))
     damaged = flip(data, second + RECORD_HEADER.size + 3)
     path.write_bytes(damaged)
 
@@ -239,11 +242,11 @@ def test_mid_log_corruption_is_refused_with_its_offset(tmp_path: Path) -> None:
 def test_the_ack_file_follows_every_flush(tmp_path: Path) -> None:
     path = tmp_path / "events.wal"
     wal, _ = WriteAheadLog.open(path)
-    assert wal_mod.read_ack(path) == wal_mod.Ack(len(FILE_MAGIC), 0)
+    assert wal_mod.read_ack(path) == wal_mod.Ack(len(START), 0)
     wal.append(b"one")
-    assert wal_mod.read_ack(path) == wal_mod.Ack(len(FILE_MAGIC), 0), "append alone acks nothing"
+    assert wal_mod.read_ack(path) == wal_mod.Ack(len(START), 0), "append alone acks nothing"
     wal.flush_now()
-    size = len(FILE_MAGIC) + len(encode_record(b"one"))
+    size = len(START) + len(encode_record(b"one"))
     assert wal_mod.read_ack(path) == wal_mod.Ack(size, 1)
     wal.close_now()
     wal_mod.ack_path(path).write_bytes(b"garbage")
@@ -254,15 +257,17 @@ def test_the_ack_file_follows_every_flush(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "content",
-    [b"", FILE_MAGIC[:1], FILE_MAGIC[:7], b"\x00" * 3, b"\x00" * 8192],
-    ids=["empty", "magic-1", "magic-7", "zeros-3", "zeros-8k"],
+    [b"", FILE_MAGIC[:1], FILE_MAGIC[:7], FILE_MAGIC, START[:10], START[:-1], b"\x00" * 3,
+     b"\x00" * 8192, FILE_MAGIC + b"\x00" * 30],
+    ids=["empty", "magic-1", "magic-7", "magic", "header-2", "header-all-but-1", "zeros-3",
+         "zeros-8k", "magic-then-zeros"],
 )
 async def test_torn_file_header_is_reinitialized(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "events.wal"
     path.write_bytes(content)
     wal, records = WriteAheadLog.open(path)
     assert records == []
-    assert path.read_bytes() == FILE_MAGIC
+    assert path.read_bytes() == START
     await wal.sync(wal.append(b"first"))
     await wal.close()
     assert reopen(path) == [b"first"]
@@ -270,8 +275,11 @@ async def test_torn_file_header_is_reinitialized(tmp_path: Path, content: bytes)
 
 @pytest.mark.parametrize(
     "content",
-    [b"apiVersion: v1\n", b"FAKEWAL9" + encode_record(b"x"), b"\x00" * 8 + encode_record(b"x")],
-    ids=["text", "other-version", "zeros-then-record"],
+    [b"apiVersion: v1\n", b"FAKEWAL9" + encode_record(b"x"), b"\x00" * 8 + encode_record(b"x"),
+     FILE_MAGIC + encode_record(b"not json") + encode_record(b"x"),
+     FILE_MAGIC + encode_record(b'{"format":3}'), FILE_MAGIC + b"garbage-not-a-record"],
+    ids=["text", "other-version", "zeros-then-record", "header-not-json", "header-format-3",
+         "garbage-after-magic"],
 )
 def test_foreign_file_is_refused_untouched(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "events.wal"
@@ -359,7 +367,7 @@ def test_flush_now_without_event_loop(tmp_path: Path) -> None:
     wal.append(b"b")
     wal.flush_now()
     assert wal.durable_seq == 2
-    assert path.stat().st_size == len(FILE_MAGIC + encode_record(b"a") + encode_record(b"b"))
+    assert path.stat().st_size == len(START + encode_record(b"a") + encode_record(b"b"))
     wal.append(b"c")
     wal.close_now()
     with pytest.raises(WalClosedError):
