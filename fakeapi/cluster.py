@@ -45,7 +45,7 @@ from fakeapi.registry.kinds import (
     served_kinds,
 )
 from fakeapi.schema.emulator import CLOCK_NAME
-from fakeapi.storage import recording
+from fakeapi.storage import compaction, recording
 from fakeapi.storage.log import DEFAULT_RETENTION, DEFAULT_RETENTION_BYTES, EventLog
 from fakeapi.storage.store import ADDED, Store
 from fakeapi.storage.wal import WriteAheadLog
@@ -102,6 +102,10 @@ class Cluster:
         self.log = EventLog(retention=config.retention, retention_bytes=config.retention_bytes,
                             wal=self.wal, clock=self.clock)
         self.store = Store(log=self.log, clock=self.clock)
+        if self.wal is not None and self.wal.header is not None:
+            base = recording.parse_header(self.wal.header, self.wal.path).base
+            if base:  # a compacted log: the state at its base, then the events after it
+                self.store.load_base(base, compaction.read_base(self.wal.path.parent, base))
         self.store.replay(records)
         self.randomness = RandomSource(config.seed)
         """Names and UIDs per write; `randomness.for_component(name)` for a component's own."""
