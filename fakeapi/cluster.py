@@ -46,7 +46,7 @@ from fakeapi.registry.kinds import (
     served_kinds,
 )
 from fakeapi.schema.emulator import CLOCK_NAME
-from fakeapi.storage import recording
+from fakeapi.storage import compaction, recording
 from fakeapi.storage.log import DEFAULT_RETENTION, DEFAULT_RETENTION_BYTES, EventLog
 from fakeapi.storage.store import ADDED, Store
 from fakeapi.storage.wal import WriteAheadLog
@@ -75,6 +75,11 @@ class ClusterConfig:
     """How the run was started (JSON values), written into the header of a new log so that a
     replay can rebuild the same control plane (`fakeapi serve` fills it in); a log that
     exists keeps the header it has."""
+    base: int = 0
+    base_records: tuple[bytes, ...] = ()
+    """A state to start from without its history (a compacted log's base: each live
+    object's event record, none above revision `base`); the log begins at `base`. A data
+    directory whose log was compacted brings its own."""
     restore: tuple[tuple[str, dict[str, Any]], ...] = ()
     """(resource id, object) pairs a new cluster starts with, committed as its own writes
     before it seeds anything (`fakeapi serve --from`, `fakeapi.replay.restore`): the objects
@@ -108,6 +113,14 @@ class Cluster:
         self.log = EventLog(retention=config.retention, retention_bytes=config.retention_bytes,
                             wal=self.wal, clock=self.clock)
         self.store = Store(log=self.log, clock=self.clock)
+        base, base_records = config.base, config.base_records
+        if self.wal is not None and self.wal.header is not None:
+            compacted = recording.parse_header(self.wal.header, self.wal.path).base
+            if compacted:  # a compacted log: the state at its base, then the events after it
+                base = compacted
+                base_records = tuple(compaction.read_base(self.wal.path.parent, base))
+        if base:
+            self.store.load_base(base, base_records)
         self.store.replay(records or list(config.history))
         self.randomness = RandomSource(config.seed)
         """Names and UIDs per write; `randomness.for_component(name)` for a component's own."""

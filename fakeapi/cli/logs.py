@@ -1,4 +1,4 @@
-"""`fakeapi log`: show, verify or repair a data directory's event log."""
+"""`fakeapi log`: show, verify, repair or compact a data directory's event log."""
 
 from __future__ import annotations
 
@@ -21,6 +21,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     repair = log_sub.add_parser("repair", help="keep revisions 1..REV, cut (and save) the rest")
     repair.add_argument("data_dir", type=Path, metavar="DIR")
     repair.add_argument("--truncate-at", type=int, required=True, metavar="REV")
+    compact = log_sub.add_parser(
+        "compact", help="keep the state at REV as the log's base and only the events after it")
+    compact.add_argument("data_dir", type=Path, metavar="DIR")
+    compact.add_argument("--at", type=int, required=True, metavar="REV")
     log_cmd.set_defaults(run=run_log_command)
 
 
@@ -34,6 +38,8 @@ def run_log_command(args: argparse.Namespace) -> int:
     from fakeapi.storage import logcheck
     from fakeapi.storage.wal import WalCorruptError
 
+    if args.log_command == "compact":
+        return _compact(args.data_dir, args.at)
     try:
         if args.log_command == "verify":
             report = logcheck.verify(args.data_dir)
@@ -51,4 +57,23 @@ def run_log_command(args: argparse.Namespace) -> int:
     else:
         print(f"kept revisions 1..{done.kept}; cut {done.cut_bytes:,} bytes, saved to "
               f"{done.saved}")
+    return 0
+
+
+def _compact(data_dir: Path, at: int) -> int:
+    """`fakeapi log compact DIR --at REV`: 0 when done, 1 when refused, 2 when no log."""
+    from fakeapi.storage import compaction
+    from fakeapi.storage.wal import WalCorruptError
+
+    try:
+        done = compaction.compact(data_dir, at)
+    except compaction.CompactionError as e:
+        print(f"fakeapi: {e}", file=sys.stderr)
+        return 1
+    except (WalCorruptError, OSError) as e:
+        print(f"fakeapi: {e}", file=sys.stderr)
+        return 2
+    print(f"compacted at revision {done.base}: {done.objects:,} objects in the base, "
+          f"{done.kept:,} events after it; {done.before_bytes:,} -> {done.after_bytes:,} "
+          "bytes in the log")
     return 0

@@ -17,8 +17,9 @@ from pathlib import Path
 from tqdm import tqdm
 
 from fakeapi.machinery.clock import RealClock
-from fakeapi.storage import logcheck
+from fakeapi.storage import compaction, logcheck
 from fakeapi.storage.log import EventLog
+from fakeapi.storage.recording import parse_header
 from fakeapi.storage.store import ReplayError, Store
 from fakeapi.storage.wal import WalCorruptError, scan_file
 
@@ -36,17 +37,19 @@ class LogDamaged(HistoryError):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class LogRecords:
-    """A data directory's intact records (record i holds revision i)."""
+    """A data directory's intact records (record i holds revision base+i)."""
 
     data_dir: Path
     records: list[bytes]
     offsets: list[int]
     """The file offset of each record."""
+    base: int = 0
+    """A compacted log's base revision (0: the log holds every revision from 1)."""
 
     @property
     def last(self) -> int:
         """The newest revision in the log."""
-        return len(self.records)
+        return self.base + len(self.records)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -70,7 +73,12 @@ def read_log(data_dir: Path) -> LogRecords:
         raise HistoryError(str(e)) from None
     if scan.damage is not None and not scan.damage.torn:
         raise LogDamaged(_damaged(data_dir))
-    return LogRecords(data_dir=Path(data_dir), records=scan.records, offsets=scan.offsets)
+    try:
+        base = parse_header(scan.header, path).base
+    except WalCorruptError as e:
+        raise HistoryError(str(e)) from None
+    return LogRecords(data_dir=Path(data_dir), records=scan.records, offsets=scan.offsets,
+                      base=base)
 
 
 def _damaged(data_dir: Path) -> str:
@@ -79,8 +87,13 @@ def _damaged(data_dir: Path) -> str:
             + logcheck.way_out(report))
 
 
-def check_revision(revision: int, last: int) -> None:
-    """HistoryError unless `revision` is in the log (1..last)."""
+def check_revision(revision: int, last: int, base: int = 0) -> None:
+    """HistoryError unless `revision` is in the log (1..last, or base..last when compacted)."""
+    if base and base <= revision <= last:
+        return
+    if base and 0 < revision < base:
+        raise HistoryError(f"revision {revision} was compacted away: the log holds the state "
+                           f"at revision {base} and the revisions after it, to {last}")
     if last == 0:
         raise HistoryError("the log holds no events yet")
     if revision > last:
@@ -97,20 +110,27 @@ def state_at(data_dir: Path, revision: int | None = None, *,
     stderr (default: when stderr is a terminal)."""
     records = read_log(data_dir)
     at = records.last if revision is None else revision
-    check_revision(at, records.last)
+    check_revision(at, records.last, records.base)
     clock = RealClock()
     store = Store(log=EventLog(clock=clock), clock=clock)
-    with tqdm(total=at, unit="event", unit_scale=True, desc="reading the log", file=sys.stderr,
+    base = records.base
+    if base:
+        try:
+            store.load_base(base, compaction.read_base(data_dir, base))
+        except (WalCorruptError, ReplayError) as e:
+            raise LogDamaged(str(e)) from None
+    with tqdm(total=at - base, unit="event", unit_scale=True, desc="reading the log",
+              file=sys.stderr,
               disable=not (sys.stderr.isatty() if progress is None else progress),
               leave=False) as bar:
-        for start, chunk in _chunks(records.records, at):
+        for start, chunk in _chunks(records.records, at - base):
             try:
                 store.replay(chunk)
             except ReplayError as e:
-                revision_ = start + e.record
+                index = start + e.record
                 raise LogDamaged(
                     f"the event log {logcheck.log_path(data_dir)} is DAMAGED at offset "
-                    f"{records.offsets[revision_ - 1]:,} (revision {revision_}): {e.why}"
+                    f"{records.offsets[index - 1]:,} (revision {base + index}): {e.why}"
                 ) from None
             bar.update(len(chunk))
     return StateAt(revision=at, last=records.last, store=store)

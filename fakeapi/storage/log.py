@@ -250,6 +250,8 @@ class EventLog:
         self.listener: LogListener | None = None
         self._events: list[Event] = []
         self._first = 1  # revision of _events[0]
+        self.base = 0
+        """The revision of a compacted log's base state (its records hold base+1 on; 0: none)."""
         self.revision = 0
         """Newest appended revision (the writers' head)."""
         self.visible = 0
@@ -260,6 +262,7 @@ class EventLog:
         """Why the log refuses writes (an I/O error), or None while it is writable."""
         self._by_resource: dict[str, list[Event]] = {}
         self._compacted_change: dict[str, int] = {}  # newest compacted event per resource
+        self._floor = 0  # a compacted log's base: every resource expired below it
         self._waiters: dict[str, list[asyncio.Future[object]]] = {}
         self._to_wake: dict[str, None] = {}  # resources to wake, in the order they changed
         self._wake_handle: asyncio.Handle | None = None
@@ -303,7 +306,7 @@ class EventLog:
                 seq = self.wal.append(event.record())
             except WalError as e:
                 raise unavailable(str(e.__cause__ or e)) from None
-            assert seq == event.revision, (seq, event.revision)
+            assert seq + self.base == event.revision, (seq, self.base, event.revision)
         self.revision = event.revision
         self._events.append(event)
         self._by_resource.setdefault(event.resource, []).append(event)
@@ -500,6 +503,16 @@ class EventLog:
             cut += 1
         self.compact(min(self._first - 1 + cut, self.visible))
 
+    def start_at(self, base: int, last_changes: dict[str, int]) -> None:
+        """Begin an empty log at revision `base`: the state there was loaded without its
+        events (a compacted log's base), so resuming before it is 410 Expired for every
+        resource. `last_changes`: the newest revision of each resource's base objects."""
+        assert not self._events and self.revision == 0, "start_at() on a log with events"
+        self.base = self.revision = self.visible = base
+        self._first = base + 1
+        self._compacted_change.update(last_changes)
+        self._floor = base
+
     def compact(self, revision: int) -> None:
         """Drop events at or below `revision` from memory; resuming below it is 410 Expired."""
         revision = min(revision, self.visible)
@@ -530,7 +543,7 @@ class EventLog:
         Only the resource's own events count: a watcher or a paginated list of a quiet kind
         missed nothing when other kinds' writes filled the window, so it is not expired.
         """
-        if self._compacted_change.get(resource, 0) > revision:
+        if self._compacted_change.get(resource, 0) > revision or revision < self._floor:
             raise CompactedError(revision, self.oldest_revision)
 
     def resource_since(self, resource: str, revision: int) -> list[Event]:

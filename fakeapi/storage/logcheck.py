@@ -16,7 +16,7 @@ from pathlib import Path
 
 from fakeapi.machinery.jsonio import loads
 from fakeapi.storage.log import Event
-from fakeapi.storage.recording import LOG_NAME
+from fakeapi.storage.recording import LOG_NAME, base_path, parse_header
 from fakeapi.storage.wal import Ack, ScanResult, WalError, lock, scan_file, write_ack
 
 
@@ -44,7 +44,9 @@ class Report:
     path: Path
     size: int
     revisions: int
-    """Revisions 1..revisions replay cleanly."""
+    """Revisions base+1..revisions replay cleanly."""
+    base: int = 0
+    """A compacted log's base revision (its state is in the base file; 0: not compacted)."""
     ack: Ack | None
     problem: Problem | None
     scan: ScanResult
@@ -63,33 +65,39 @@ def verify(data_dir: Path) -> Report:
     """
     path = log_path(data_dir)
     scan = scan_file(path)
+    base = parse_header(scan.header, path).base
     problem: Problem | None = None
     good = len(scan.records)
     for i, payload in enumerate(scan.records, 1):
         try:
             event = Event.from_record(payload, None)
-            why = "" if event.revision == i else (f"it holds revision {event.revision} where "
-                                                  f"{i} was due")
+            due = base + i
+            why = "" if event.revision == due else (f"it holds revision {event.revision} where "
+                                                    f"{due} was due")
             if not why and not isinstance(loads(event.raw), dict):
                 why = "not an event record (its object is not a JSON object)"
         except ValueError as e:
             why = str(e)
         if why:
-            problem = Problem(offset=scan.offsets[i - 1], revision=i, why=why,
+            problem = Problem(offset=scan.offsets[i - 1], revision=base + i, why=why,
                               intact_after=len(scan.records) - i, refused=True)
             good = i - 1
             break
     damage = scan.damage
     if problem is None and damage is not None:
-        problem = Problem(offset=damage.offset, revision=damage.record, why=damage.why,
+        problem = Problem(offset=damage.offset, revision=base + damage.record, why=damage.why,
                           intact_after=damage.intact_after, refused=not damage.torn)
-    return Report(path=path, size=scan.size, revisions=good, ack=scan.ack, problem=problem,
-                  scan=scan)
+    return Report(path=path, size=scan.size, revisions=base + good, ack=scan.ack,
+                  problem=problem, scan=scan, base=base)
 
 
 def format_report(report: Report) -> str:
     """The human-readable verdict `fakeapi log verify` prints."""
-    lines = [f"{report.path}: {report.size:,} bytes, revisions 1..{report.revisions} intact"]
+    lines = [f"{report.path}: {report.size:,} bytes, revisions {report.base + 1}.."
+             f"{report.revisions} intact"]
+    if report.base:
+        lines.append(f"  compacted: the state at revision {report.base} is in "
+                     f"{base_path(report.path.parent, report.base).name}")
     if report.ack is None:
         lines.append("  no ack file: only the record framing can tell a torn write from damage")
     else:
@@ -122,8 +130,8 @@ def way_out(report: Report) -> str:
     data_dir = report.path.parent
     keep = report.problem.revision - 1 if report.problem else report.revisions
     return (f"  inspect it:  fakeapi log verify {data_dir}\n"
-            f"  keep revisions 1..{keep} and cut the rest (a copy of what is cut is saved "
-            f"next to the log):  fakeapi log repair {data_dir} --truncate-at {keep}")
+            f"  keep revisions {report.base + 1}..{keep} and cut the rest (a copy of what is "
+            f"cut is saved next to the log):  fakeapi log repair {data_dir} --truncate-at {keep}")
 
 
 def refusal(data_dir: Path) -> str:
@@ -157,11 +165,15 @@ def repair(data_dir: Path, truncate_at: int) -> Repaired:
         except WalError:
             raise RepairError(f"{path} is open in a running server: stop it first") from None
         report = verify(data_dir)
+        if truncate_at < report.base:
+            raise RepairError(f"revision {truncate_at} is before the log's base: it was "
+                              f"compacted at revision {report.base}")
         if truncate_at > report.revisions:
             raise RepairError(f"revision {truncate_at} is past the last intact one: the most "
                               f"that can be kept is --truncate-at {report.revisions}")
         offsets = report.scan.offsets
-        cut = offsets[truncate_at] if truncate_at < len(offsets) else report.scan.good_end
+        kept = truncate_at - report.base
+        cut = offsets[kept] if kept < len(offsets) else report.scan.good_end
         if cut >= report.size:
             return Repaired(kept=truncate_at, cut_bytes=0, saved=None)
         saved = _free_name(path.with_name(f"{path.name}.cut-{truncate_at}"))
@@ -174,7 +186,7 @@ def repair(data_dir: Path, truncate_at: int) -> Repaired:
             os.fsync(out.fileno())
         os.ftruncate(fd, cut)
         os.fsync(fd)
-        write_ack(path, Ack(cut, truncate_at))
+        write_ack(path, Ack(cut, kept))
         return Repaired(kept=truncate_at, cut_bytes=len(tail), saved=saved)
     finally:
         os.close(fd)

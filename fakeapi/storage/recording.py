@@ -52,6 +52,9 @@ class Header:
     """The clock time (RFC 3339) at which the log was created ("" when unknown)."""
     settings: dict[str, Any]
     """How the run was started (`fakeapi serve` records them; see the README)."""
+    base: int = 0
+    """A compacted log's base revision: the state there is in the data directory's base
+    file, and the log's records hold revisions base+1 on (0: not compacted)."""
 
 
 def package_version() -> str:
@@ -77,6 +80,12 @@ def log_file(data_dir: Path) -> Path:
     return path if path.is_file() else path / LOG_NAME
 
 
+def base_path(data_dir: Path, base: int) -> Path:
+    """The file of a compacted log's base state at revision `base` (`fakeapi log compact`:
+    the objects alive there, one event record each, framed like the log)."""
+    return Path(data_dir) / f"base-{base}.log"
+
+
 def parse_header(payload: bytes | None, path: Path) -> Header:
     """The `Header` of a header record's payload (None: a format-1 log)."""
     if payload is None:
@@ -87,7 +96,11 @@ def parse_header(payload: bytes | None, path: Path) -> Header:
             and isinstance(settings, dict)):
         raise WalCorruptError(f"{path}: damaged log header: fakeapi and created must be "
                               "strings, settings an object")
-    return Header(format=h["format"], fakeapi=fakeapi, created=created, settings=settings)
+    base = h.get("base", 0)
+    if not (isinstance(base, int) and not isinstance(base, bool) and base >= 0):
+        raise WalCorruptError(f"{path}: damaged log header: base must be a revision")
+    return Header(format=h["format"], fakeapi=fakeapi, created=created, settings=settings,
+                  base=base)
 
 
 def _open(data_dir: Path) -> tuple[Path, mmap.mmap | None]:
@@ -125,7 +138,10 @@ def events(data_dir: Path, *, since: int = 1) -> Iterator[Event]:
     if mm is None:
         return
     try:
-        pos, revision = skip_records(mm, preamble(mm, path).start, since - 1)
+        pre = preamble(mm, path)
+        base = parse_header(pre.header, path).base
+        pos, skipped = skip_records(mm, pre.start, max(0, since - 1 - base))
+        revision = base + skipped
         from_record = Event.from_record
         size = len(mm)
         why = ""
@@ -144,7 +160,7 @@ def events(data_dir: Path, *, since: int = 1) -> Iterator[Event]:
                                    f"where {revision} was due")
                 yield event
             pos = end
-        damage = judge(mm, pos, revision, why, ack)
+        damage = judge(mm, pos, revision - base, why, ack)
         if damage is not None and not damage.torn:
             raise WalDamagedError(path, damage)
     finally:
@@ -167,22 +183,23 @@ def last_revision(data_dir: Path) -> int:
         size = path.stat().st_size
     except FileNotFoundError:
         raise RecordingMissing(f"{data_dir} holds no event log ({path} does not exist)") from None
-    if ack is not None and ack.offset == size:
-        return ack.records
     _, mm = _open(data_dir)
     if mm is None:
         return 0
     try:
-        pos, count = preamble(mm, path).start, 0
+        pre = preamble(mm, path)
+        base = parse_header(pre.header, path).base
+        if ack is not None and ack.offset == size:
+            return base + ack.records
+        pos, count = pre.start, 0
         while True:
             payload, pos, _ = next_record(mm, pos)
             if payload is None:
-                return count
+                return base + count
             count += 1
     finally:
         mm.close()
 
 
-__all__ = ["LOG_NAME", "Header", "RecordingMissing", "events", "header_record", "last_revision",
-           "log_file",
-           "package_version", "parse_header", "read_header"]
+__all__ = ["LOG_NAME", "Header", "RecordingMissing", "base_path", "events", "header_record",
+           "last_revision", "log_file", "package_version", "parse_header", "read_header"]

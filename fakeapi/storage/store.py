@@ -234,6 +234,25 @@ class Store:
             gc.enable()
             gc.freeze()
 
+    def load_base(self, base: int, records: Iterable[bytes]) -> None:
+        """Load a compacted log's base: the objects alive at revision `base`, one event
+        record each (their own revisions, ascending, none above `base`), without their
+        history; the log then starts at `base` (see `EventLog.start_at`)."""
+        last: dict[str, int] = {}
+        previous = 0
+        for i, data in enumerate(records, 1):
+            try:
+                event = Event.from_record(data, None)
+            except ValueError as e:
+                raise ReplayError(i, f"base record: {e}") from None
+            if not previous < event.revision <= base or event.type == DELETED:
+                raise ReplayError(i, f"base record of revision {event.revision} in the base "
+                                  f"at {base} after revision {previous}")
+            previous = event.revision
+            self._table(event.resource)[_key(event.namespace, event.name)] = event
+            last[event.resource] = event.revision
+        self.log.start_at(base, last)
+
     def _replay(self, records: Iterable[bytes]) -> None:
         """The replay's loop, kept tight: each record decoded once (its head only), the view
         updated in place, the log extended once at the end."""

@@ -289,6 +289,10 @@ def _fsync_dir(path: Path) -> None:
         os.close(dfd)
 
 
+fsync_dir = _fsync_dir
+"""Sync a directory (after a rename or a new file in it)."""
+
+
 def ack_path(path: Path) -> Path:
     """Where the ack file of the WAL at `path` lives."""
     return path.with_name(path.name + ACK_SUFFIX)

@@ -1,0 +1,156 @@
+"""Compaction of a recording: the state at a revision as a base, and only the tail after it.
+
+`compact(data_dir, at)` rewrites a stopped server's data directory so that the objects alive
+at revision `at` are kept in a base file (`base-AT.log`: the header, then each object's
+current event record, in revision order, framed like the log) and the log keeps its header
+(with `"base": AT`) and the records after `at`. Revisions are not renumbered: the log's
+first record holds revision AT+1. A start loads the base and then the tail; watches and
+lists from before AT are 410 Expired; `log show`, time travel and replay work from AT on.
+
+The rewrite is crash-safe: the new base and the new log are written beside the old ones,
+synced, and renamed into place (the base first: a log always names a base file that
+exists); the old base goes last.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import orjson
+
+from fakeapi.machinery.clock import RealClock
+from fakeapi.storage.log import Event, EventLog
+from fakeapi.storage.recording import LOG_NAME, base_path, parse_header
+from fakeapi.storage.store import ReplayError, Store
+from fakeapi.storage.wal import (
+    Ack,
+    WalCorruptError,
+    WalError,
+    encode_record,
+    fsync_dir,
+    lock,
+    new_file,
+    scan_file,
+    write_ack,
+)
+
+
+class CompactionError(Exception):
+    """A compaction that can't be done as asked (the data directory stays as it was)."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Compacted:
+    """What `compact` did."""
+
+    base: int
+    objects: int
+    """Objects in the base."""
+    kept: int
+    """Events kept after the base."""
+    before_bytes: int
+    after_bytes: int
+
+
+def read_base(data_dir: Path, base: int) -> list[bytes]:
+    """The base records of a log compacted at `base` (WalCorruptError when the base file is
+    missing or damaged: a compacted log is never loaded without its base)."""
+    path = base_path(data_dir, base)
+    try:
+        scan = scan_file(path)
+    except FileNotFoundError:
+        raise WalCorruptError(f"{path} is missing: the log was compacted at revision {base} "
+                              "and its state there is in that file") from None
+    if scan.damage is not None or parse_header(scan.header, path).base != base:
+        why = scan.damage.why if scan.damage is not None else "its header names another base"
+        raise WalCorruptError(f"{path}: the base of the log is damaged ({why})")
+    return scan.records
+
+
+def state(data_dir: Path, *, upto: int | None = None) -> tuple[Store, int, int]:
+    """The store of `data_dir`'s log at revision `upto` (default: its end), its base, and
+    its last revision (CompactionError for a damaged log or a revision it doesn't hold)."""
+    path = Path(data_dir) / LOG_NAME
+    scan = scan_file(path)
+    if scan.damage is not None and not scan.damage.torn:
+        raise CompactionError(f"{path} is damaged at offset {scan.damage.offset:,}: see "
+                              f"fakeapi log verify {data_dir}")
+    base = parse_header(scan.header, path).base
+    last = base + len(scan.records)
+    at = last if upto is None else upto
+    if not base <= at <= last:
+        raise CompactionError(f"revision {at} is not in the log: it holds revisions "
+                              f"{base}..{last}" if base else
+                              f"revision {at} is not in the log: it ends at revision {last}")
+    clock = RealClock()
+    store = Store(log=EventLog(clock=clock), clock=clock)
+    try:
+        if base:
+            store.load_base(base, read_base(data_dir, base))
+        store.replay(scan.records[:at - base])
+    except ReplayError as e:
+        raise CompactionError(f"{path}: {e}") from None
+    return store, base, last
+
+
+def base_records(store: Store) -> list[bytes]:
+    """Each live object's current event record, in revision order."""
+    events = [item for resource in store.resources() for item in store.scan(resource)
+              if isinstance(item, Event)]
+    events.sort(key=lambda e: e.revision)
+    return [e.record() for e in events]
+
+
+def _write_synced(path: Path, chunks: list[bytes]) -> int:
+    with open(path, "wb") as f:
+        for chunk in chunks:
+            f.write(chunk)
+        f.flush()
+        os.fsync(f.fileno())
+        return f.tell()
+
+
+def compact(data_dir: Path, at: int) -> Compacted:
+    """Keep the state at revision `at` as the base and the events after it (see the module
+    docstring); CompactionError when the server runs, the log is damaged, or `at` is not a
+    revision after the current base."""
+    data_dir = Path(data_dir)
+    path = data_dir / LOG_NAME
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise CompactionError(f"{data_dir} holds no event log ({path} does not exist)") from None
+    try:
+        try:
+            lock(fd, path)
+        except WalError:
+            raise CompactionError(f"{path} is open in a running server: stop it first") from None
+        scan = scan_file(path)
+        header = parse_header(scan.header, path)
+        store, base, last = state(data_dir, upto=at)
+        if at == base:
+            raise CompactionError(f"the log is already compacted at revision {base}")
+        kept_records = scan.records[at - base:]
+        head = orjson.loads(scan.header) if scan.header is not None else {"format": 2}
+        head["base"] = at
+        header_bytes = orjson.dumps(head, option=orjson.OPT_SORT_KEYS)
+        records = base_records(store)
+        base_file = base_path(data_dir, at)
+        tmp_base = base_file.with_name(base_file.name + ".tmp")
+        _write_synced(tmp_base, [new_file(orjson.dumps({"base": at, "format": 2})),
+                                 *map(encode_record, records)])
+        tmp_log = path.with_name(path.name + ".compact.tmp")
+        size = _write_synced(tmp_log, [new_file(header_bytes), *map(encode_record, kept_records)])
+        os.replace(tmp_base, base_file)
+        fsync_dir(data_dir)
+        os.replace(tmp_log, path)
+        write_ack(path, Ack(size, len(kept_records)))
+        fsync_dir(data_dir)
+        if header.base:
+            base_path(data_dir, header.base).unlink(missing_ok=True)
+        return Compacted(base=at, objects=len(records), kept=last - at,
+                         before_bytes=scan.size, after_bytes=size)
+    finally:
+        os.close(fd)
