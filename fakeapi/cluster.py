@@ -109,15 +109,20 @@ class Cluster:
             config.data_dir.mkdir(parents=True, exist_ok=True)
             self.wal, records = WriteAheadLog.open(
                 recording.log_file(config.data_dir),
-                header=recording.header_record(config.settings, rfc3339(self.clock.now())))
+                header=recording.header_record(config.settings, rfc3339(self.clock.now()),
+                                               base=config.base))
         self.log = EventLog(retention=config.retention, retention_bytes=config.retention_bytes,
                             wal=self.wal, clock=self.clock)
         self.store = Store(log=self.log, clock=self.clock)
         base, base_records = config.base, config.base_records
+        self._base_time = ""
         if self.wal is not None and self.wal.header is not None:
-            compacted = recording.parse_header(self.wal.header, self.wal.path).base
-            if compacted:  # a compacted log: the state at its base, then the events after it
-                base = compacted
+            header = recording.parse_header(self.wal.header, self.wal.path)
+            if header.base and not records and config.base == header.base:
+                # a new log that starts from the given base: the base file goes beside it
+                compaction.write_base(self.wal.path.parent, base, list(base_records))
+            if header.base:  # a compacted log: the state at its base, then the events after it
+                base, self._base_time = header.base, header.base_time
                 base_records = tuple(compaction.read_base(self.wal.path.parent, base))
         if base:
             self.store.load_base(base, base_records)
@@ -186,8 +191,11 @@ class Cluster:
             self.registry.create(CLOCKS, "", {"metadata": {"name": CLOCK_NAME}}, SYSTEM_CONTEXT)
             return
         if isinstance(self.clock, VirtualClock):
-            [newest] = self.log.since(self.log.revision - 1)
-            self.clock.resume_at(parse_time(newest.time))
+            if self.log.revision > self.log.base:
+                [newest] = self.log.since(self.log.revision - 1)
+                self.clock.resume_at(parse_time(newest.time))
+            elif self._base_time:  # a compacted log with no events after its base
+                self.clock.resume_at(parse_time(self._base_time))
         if current.object.get("status", {}).get("mode") != clock_mode(self.clock):
             self.registry.update(CLOCKS, "", CLOCK_NAME, dict(current.object), SYSTEM_CONTEXT)
 

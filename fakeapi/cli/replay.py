@@ -14,6 +14,7 @@ from fakeapi.cli.serve import add_run_settings, run_main
 if TYPE_CHECKING:
     from fakeapi.replay.inputs import Recording
     from fakeapi.replay.replay import Replayed, ReplaySettings
+    from fakeapi.storage.recording import Header
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -47,15 +48,33 @@ RUN_SETTINGS = ("seed", "feature_gates", "nodes", "node_profile", "components",
 unless given."""
 
 
+def recording_header(data_dir: Path) -> Header:
+    """The header of the recording in `data_dir` (format 1: no settings)."""
+    from fakeapi.storage import recording
+    return recording.read_header(data_dir)
+
+
 def settings_of(data_dir: Path, args: argparse.Namespace) -> ReplaySettings:
-    """The settings the recording in `data_dir` ran with: each flag given, else (once
-    recordings carry a header with the run's settings) the header's, else `fakeapi serve`'s
-    default."""
+    """The settings the recording in `data_dir` ran with: each flag given, else the one its
+    header recorded (format 2), else `fakeapi serve`'s default. ValueError for recorded
+    settings this version can't take (a node profile that no longer validates)."""
     from fakeapi.replay.replay import ReplaySettings
-    del data_dir  # the recording's header, once it holds them
-    given = {name: getattr(args, name) for name in RUN_SETTINGS
-             if getattr(args, name) is not None}
-    return ReplaySettings(**given)
+    from kubelet_emu.profile import NodeProfile
+
+    recorded = recording_header(data_dir).settings
+    values = {}
+    for name in RUN_SETTINGS:
+        given = getattr(args, name)
+        if given is None:
+            given = recorded.get(name)
+            if given is not None and name == "node_profile":
+                try:
+                    given = NodeProfile.model_validate(given)
+                except ValueError as e:
+                    raise ValueError(f"the recorded node profile is not valid here: {e}") from None
+        if given is not None:
+            values[name] = given
+    return ReplaySettings(**values)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -86,7 +105,14 @@ async def replay_command(args: argparse.Namespace) -> int:
                                  or args.out.resolve() == args.data_dir.resolve()):
         return _fail(f"--data-dir {args.out} already holds a log: a replay records into a new "
                      "directory")
-    settings = settings_of(args.data_dir, args)
+    try:
+        settings = settings_of(args.data_dir, args)
+    except ValueError as e:
+        return _fail(str(e))
+    engine = recording_header(args.data_dir).settings.get("cel_engine")
+    if engine:  # the CEL engine the recording's server evaluated with
+        from fakeapi import cel
+        cel.set_default_engine(engine)
     state_dir = make_temporary_state()
     try:
         return await _replay(args, recording, until, settings, state_dir)
@@ -104,9 +130,11 @@ async def _replay(args: argparse.Namespace, recording: Recording, until: int | N
     print(_summary(args.data_dir, done), flush=True)
     code = 0
     if args.check:
+        base = recording.log.base
         upto = recording.last if until is None else until
-        found = check.first_divergence(recording.log.records[:upto], done.records[:upto]
-                                       if until is not None else done.records)
+        found = check.first_divergence(recording.log.records[:upto - base],
+                                       done.records[:upto - base] if until is not None
+                                       else done.records, base=base)
         if not recording.exact:
             print(f"note: {args.data_dir} was recorded on a {recording.clock_mode()} clock: the "
                   "replay sends its inputs at their recorded times, but the components' timing "
@@ -115,10 +143,11 @@ async def _replay(args: argparse.Namespace, recording: Recording, until: int | N
             print(found.text(), flush=True)
             code = 1
         else:
-            print(f"no divergence in {upto} events", flush=True)
+            print(f"no divergence in {upto - base} events"
+                  + (f" after the base at revision {base}" if base else ""), flush=True)
     if args.serve:
         at = until if until is not None else done.revision
-        served = await _serve(args, done.records, at, settings, state_dir)
+        served = await _serve(args, recording, done.records, at, settings, state_dir)
         code = code or served
     return code
 
@@ -130,7 +159,7 @@ def _summary(data_dir: Path, done: Replayed) -> str:
             f"events, revision {done.revision}, in {done.seconds:.1f} s ({rate:,.0f} events/s)")
 
 
-async def _serve(args: argparse.Namespace, records: list[bytes], at: int,
+async def _serve(args: argparse.Namespace, recording: Recording, records: list[bytes], at: int,
                  settings: ReplaySettings, state_dir: Path) -> int:
     """Serve the replay's state at `at` read-only until SIGINT/SIGTERM."""
     import asyncio
@@ -139,9 +168,17 @@ async def _serve(args: argparse.Namespace, records: list[bytes], at: int,
     from fakeapi.http import serving
     from fakeapi.replay.replay import read_only_cluster
 
-    if at > len(records):
-        return _fail(f"the replay ended at revision {len(records)}, before revision {at}", 1)
-    cluster = read_only_cluster(records, at, settings, source=f"the replay of {args.data_dir}")
+    base = recording.log.base
+    if base:  # a replay from a base redoes the components' restart: serve what was recorded
+        print(f"note: {args.data_dir} was compacted at revision {base}: serving the "
+              f"recorded state at revision {at}", flush=True)
+        records = recording.log.records
+    if at > base + len(records):
+        return _fail(f"the replay ended at revision {base + len(records)}, before revision "
+                     f"{at}", 1)
+    cluster = read_only_cluster(records, at, settings, source=f"the replay of {args.data_dir}",
+                                base=base, base_records=recording.base_records,
+                                base_time=recording.start())
     kubeconfig = args.kubeconfig or state_dir / "kubeconfig"
     listener = await serving.listen(cluster, host=args.host, port=args.port,
                                     pki_dir=state_dir / "pki", kubeconfig=kubeconfig)

@@ -85,14 +85,15 @@ def _agree(expected: bytes, actual: bytes) -> bool:
     return all(eh[k] == ah[k] for k in _COMPARED)
 
 
-def first_divergence(expected: list[bytes], actual: list[bytes]) -> Divergence | None:
-    """The first revision where the records disagree, or where one list ends before the
-    other (None when they agree throughout)."""
+def first_divergence(expected: list[bytes], actual: list[bytes], *,
+                     base: int = 0) -> Divergence | None:
+    """The first revision where the records (of revisions base+1 on) disagree, or where one
+    list ends before the other (None when they agree throughout)."""
     for i, (exp, act) in enumerate(zip(expected, actual, strict=False)):
         if not _agree(exp, act):
-            return Divergence(revision=i + 1, expected=exp, actual=act)
+            return Divergence(revision=base + i + 1, expected=exp, actual=act)
     if len(expected) == len(actual):
         return None
     n = min(len(expected), len(actual))
-    return Divergence(revision=n + 1, expected=expected[n] if n < len(expected) else None,
+    return Divergence(revision=base + n + 1, expected=expected[n] if n < len(expected) else None,
                       actual=actual[n] if n < len(actual) else None)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +22,10 @@ from fakeapi.machinery.clock import REAL, VIRTUAL
 from fakeapi.machinery.requestinfo import recorded_body
 from fakeapi.machinery.timestamps import parse_time, time_error
 from fakeapi.registry.kinds import CLOCKS, ENDPOINT_SLICES
-from fakeapi.replay.history import HistoryError, LogRecords, check_revision, read_log
+from fakeapi.replay.history import HistoryError, LogDamaged, LogRecords, check_revision, read_log
 from fakeapi.schema.emulator import CLOCK_NAME
+from fakeapi.storage import compaction, recording
+from fakeapi.storage.wal import WalCorruptError
 
 Head = dict[str, Any]
 
@@ -48,10 +50,14 @@ class Input:
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Recording:
-    """A data directory's log with every record's head decoded (head i: revision i + 1)."""
+    """A data directory's log with every record's head decoded (head i: revision base+i+1),
+    and a compacted log's base (the objects alive at its base revision)."""
 
     log: LogRecords
     heads: list[Head]
+    base_records: list[bytes] = dataclasses.field(default_factory=list)
+    base_time: str = ""
+    """The clock's reading at the base revision (compacted logs)."""
 
     @property
     def last(self) -> int:
@@ -59,8 +65,16 @@ class Recording:
         return self.log.last
 
     def raw(self, revision: int) -> bytes:
-        """The object JSON of the event at `revision`."""
-        return self.log.records[revision - 1].partition(b"\n")[2]
+        """The object JSON of the event at `revision` (after the base)."""
+        return self.log.records[revision - 1 - self.log.base].partition(b"\n")[2]
+
+    def _versions(self) -> Iterator[tuple[Head, bytes]]:
+        """(head, object JSON) of the base's objects, then of every event, in order."""
+        for record in self.base_records:
+            line, _, raw = record.partition(b"\n")
+            yield orjson.loads(line), raw
+        for head, record in zip(self.heads, self.log.records, strict=True):
+            yield head, record.partition(b"\n")[2]
 
     def inputs(self, is_component: Callable[[str], bool]) -> list[Input]:
         """The external inputs, in revision order."""
@@ -77,9 +91,9 @@ class Recording:
 
     def clock_mode(self) -> str:
         """The mode of the recorded server's clock (`real` for a log without a Clock)."""
-        for revision, head in enumerate(self.heads, 1):
+        for head, raw in self._versions():
             if head["res"] == CLOCKS.resource_id and head["n"] == CLOCK_NAME:
-                status = orjson.loads(self.raw(revision)).get("status") or {}
+                status = orjson.loads(raw).get("status") or {}
                 return str(status.get("mode") or REAL)
         return REAL
 
@@ -90,16 +104,16 @@ class Recording:
 
     def address(self) -> tuple[str, int] | None:
         """The address the recorded server first advertised in the `kubernetes` Service."""
-        for revision, head in enumerate(self.heads, 1):
+        for head, raw in self._versions():
             if (head["res"], head["ns"], head["n"]) == (ENDPOINT_SLICES.resource_id, "default",
                                                         "kubernetes"):
-                obj = orjson.loads(self.raw(revision))
+                obj = orjson.loads(raw)
                 return obj["endpoints"][0]["addresses"][0], obj["ports"][0]["port"]
         return None
 
     def start(self) -> dt.datetime:
-        """The clock's reading at the first event."""
-        return parse_time(self.heads[0]["ts"])
+        """The clock's reading at the start: the base's (compacted), else the first event's."""
+        return parse_time(self.base_time or self.heads[0]["ts"])
 
     def revision_of(self, text: str) -> int:
         """`--until`: a revision, or the newest event at or before an RFC 3339 time;
@@ -107,7 +121,7 @@ class Recording:
         text = text.strip()
         if text.lstrip("-").isdigit():
             revision = int(text)
-            check_revision(revision, self.last)
+            check_revision(revision, self.last, self.log.base)
             return revision
         if (error := time_error(text)) is not None:
             raise HistoryError(f"invalid --until {text!r}: neither a revision (a number) nor "
@@ -134,4 +148,11 @@ def read_recording(data_dir: Path) -> Recording:
     if not log.records:
         raise HistoryError(f"the event log of {data_dir} holds no events yet")
     heads = [orjson.loads(record.partition(b"\n")[0]) for record in log.records]
-    return Recording(log=log, heads=heads)
+    if not log.base:
+        return Recording(log=log, heads=heads)
+    try:
+        base = compaction.read_base(data_dir, log.base)
+        header = recording.read_header(data_dir)
+    except WalCorruptError as e:
+        raise LogDamaged(str(e)) from None
+    return Recording(log=log, heads=heads, base_records=base, base_time=header.base_time)

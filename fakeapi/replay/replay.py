@@ -17,6 +17,7 @@ recording, and `read_only_cluster` holds the state at a revision of them (time t
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import logging
 import ssl
 import sys
@@ -35,7 +36,7 @@ from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.controlplane import ControlPlane
 from fakeapi.http import serving
 from fakeapi.machinery.clock import VirtualClock
-from fakeapi.machinery.timestamps import parse_time
+from fakeapi.machinery.timestamps import parse_time, rfc3339
 from fakeapi.replay.inputs import Input, Recording
 from kubelet_emu.settings import DEFAULT_NODES, EmulatorSettings
 
@@ -67,12 +68,15 @@ class Replayed:
     refused: list[tuple[Input, int, str]]
     """(input, HTTP status, message) of each input the replayed server did not accept."""
     records: list[bytes]
+    """The new log's records (of revisions base+1 on)."""
     seconds: float
+    base: int = 0
+    """The recording's base (a compacted recording: the replay starts from its state)."""
 
     @property
     def revision(self) -> int:
         """The newest revision of the replayed log."""
-        return len(self.records)
+        return self.base + len(self.records)
 
 
 async def replay(recording: Recording, settings: ReplaySettings, *, state_dir: Path,
@@ -86,7 +90,9 @@ async def replay(recording: Recording, settings: ReplaySettings, *, state_dir: P
     emulator = EmulatorSettings(nodes=settings.nodes, profile=settings.node_profile,
                                 adopt_nodes=settings.adopt_nodes, state_dir=state_dir)
     config = ClusterConfig(data_dir=data_dir, feature_gates=settings.feature_gates,
-                           seed=settings.seed, retention=UNBOUNDED, retention_bytes=UNBOUNDED)
+                           seed=settings.seed, retention=UNBOUNDED, retention_bytes=UNBOUNDED,
+                           base=recording.log.base,
+                           base_records=tuple(recording.base_records))
     plane = ControlPlane(config, clock=clock, components=settings.components,
                          emulator=emulator)
     listener = await serving.listen(plane.cluster, host="127.0.0.1", port=0,
@@ -123,7 +129,7 @@ async def replay(recording: Recording, settings: ReplaySettings, *, state_dir: P
         await listener.close()
         await plane.stop()
     return Replayed(inputs=sent_count, refused=refused, records=records,
-                    seconds=time.perf_counter() - started)
+                    seconds=time.perf_counter() - started, base=recording.log.base)
 
 
 def _bar(inputs: list[Input], progress: bool | None) -> Iterable[Input]:
@@ -158,12 +164,17 @@ async def _send(session: aiohttp.ClientSession, sent: Input) -> tuple[int, str]:
 
 
 def read_only_cluster(records: list[bytes], revision: int, settings: ReplaySettings, *,
-                       source: str) -> Cluster:
-    """The state of `records` at `revision`, as a cluster that serves reads only: its clock
-    stands at that event's time, nothing is seeded, and every write over HTTP is a 405
-    naming the revision of `source`."""
-    head = orjson.loads(records[revision - 1].partition(b"\n")[0])
-    config = ClusterConfig(feature_gates=settings.feature_gates, history=tuple(records[:revision]),
+                       source: str, base: int = 0, base_records: Iterable[bytes] = (),
+                       base_time: dt.datetime | None = None) -> Cluster:
+    """The state of `records` (revisions base+1 on, after the base's objects) at `revision`,
+    as a cluster that serves reads only: its clock stands at that event's time (at the base
+    itself, `base_time`), nothing is seeded, and every write over HTTP is a 405 naming the
+    revision of `source`."""
+    upto = revision - base
+    when = (orjson.loads(records[upto - 1].partition(b"\n")[0])["ts"] if upto > 0 else
+            rfc3339(base_time) if base_time is not None else "")
+    config = ClusterConfig(feature_gates=settings.feature_gates, history=tuple(records[:upto]),
+                           base=base, base_records=tuple(base_records),
                            read_only=f"it serves {source} read-only as it was at revision "
-                                     f"{revision} ({head['ts']})")
-    return Cluster(config, clock=VirtualClock(start=parse_time(head["ts"])))
+                                     f"{revision} ({when})")
+    return Cluster(config, clock=VirtualClock(start=parse_time(when) if when else None))

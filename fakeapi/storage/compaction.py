@@ -112,6 +112,16 @@ def _write_synced(path: Path, chunks: list[bytes]) -> int:
         return f.tell()
 
 
+def write_base(data_dir: Path, base: int, records: list[bytes]) -> None:
+    """Write the base file of revision `base` (written beside, synced, renamed into place)."""
+    base_file = base_path(data_dir, base)
+    tmp = base_file.with_name(base_file.name + ".tmp")
+    _write_synced(tmp, [new_file(orjson.dumps({"base": base, "format": 2})),
+                        *map(encode_record, records)])
+    os.replace(tmp, base_file)
+    fsync_dir(data_dir)
+
+
 def compact(data_dir: Path, at: int) -> Compacted:
     """Keep the state at revision `at` as the base and the events after it (see the module
     docstring); CompactionError when the server runs, the log is damaged, or `at` is not a
@@ -135,16 +145,13 @@ def compact(data_dir: Path, at: int) -> Compacted:
         kept_records = scan.records[at - base:]
         head = orjson.loads(scan.header) if scan.header is not None else {"format": 2}
         head["base"] = at
-        header_bytes = orjson.dumps(head, option=orjson.OPT_SORT_KEYS)
+        tail = list(store.log)
+        head["base_time"] = tail[-1].time if tail else header.base_time
+        header_bytes = orjson.dumps(head)  # in its order (see recording.header_record)
         records = base_records(store)
-        base_file = base_path(data_dir, at)
-        tmp_base = base_file.with_name(base_file.name + ".tmp")
-        _write_synced(tmp_base, [new_file(orjson.dumps({"base": at, "format": 2})),
-                                 *map(encode_record, records)])
+        write_base(data_dir, at, records)
         tmp_log = path.with_name(path.name + ".compact.tmp")
         size = _write_synced(tmp_log, [new_file(header_bytes), *map(encode_record, kept_records)])
-        os.replace(tmp_base, base_file)
-        fsync_dir(data_dir)
         os.replace(tmp_log, path)
         write_ack(path, Ack(size, len(kept_records)))
         fsync_dir(data_dir)

@@ -374,12 +374,12 @@ class EventLog:
             while self.visible < self.revision and self.failure is None:
                 target = self.revision
                 try:
-                    await wal.sync(target)
+                    await wal.sync(target - self.base)
                 except WalError as e:
-                    self._publish(wal.durable_seq)  # what did reach the disk stays
+                    self._publish(self.base + wal.durable_seq)  # what did reach the disk stays
                     self._fail(e)
                     return
-                self._publish(wal.durable_seq)
+                self._publish(self.base + wal.durable_seq)
         finally:
             self._flusher = None
 
@@ -390,10 +390,10 @@ class EventLog:
         try:
             self.wal.flush_now()
         except WalError as e:
-            self._publish(self.wal.durable_seq)
+            self._publish(self.base + self.wal.durable_seq)
             self._fail(e)
             return
-        self._publish(self.wal.durable_seq)
+        self._publish(self.base + self.wal.durable_seq)
 
     def _publish(self, upto: int) -> None:
         """Make every event up to revision `upto` visible, then wake its readers and writers."""

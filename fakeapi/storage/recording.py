@@ -52,6 +52,8 @@ class Header:
     """The clock time (RFC 3339) at which the log was created ("" when unknown)."""
     settings: dict[str, Any]
     """How the run was started (`fakeapi serve` records them; see the README)."""
+    base_time: str = ""
+    """The clock's reading at the base revision (RFC 3339; "" when not compacted)."""
     base: int = 0
     """A compacted log's base revision: the state there is in the data directory's base
     file, and the log's records hold revisions base+1 on (0: not compacted)."""
@@ -67,11 +69,17 @@ def package_version() -> str:
         return "unknown"
 
 
-def header_record(settings: Mapping[str, Any], created: str) -> bytes:
-    """The header record's payload for a new log (keys sorted: the same run, the same
-    bytes)."""
-    return orjson.dumps({"format": FORMAT, "fakeapi": package_version(), "created": created,
-                         "settings": dict(settings)}, option=orjson.OPT_SORT_KEYS)
+def header_record(settings: Mapping[str, Any], created: str, *, base: int = 0) -> bytes:
+    """The header record's payload for a new log (`base`: a log that starts from a base
+    state at that revision, at the time `created`). Keys keep their order (the settings are
+    built in a fixed order, so the same run gives the same bytes): a node profile's maps
+    must come back in the order the profile gave them, or the nodes a replay builds from
+    it would encode differently."""
+    head = {"format": FORMAT, "fakeapi": package_version(), "created": created,
+            "settings": dict(settings)}
+    if base:
+        head |= {"base": base, "base_time": created}
+    return orjson.dumps(head)
 
 
 def log_file(data_dir: Path) -> Path:
@@ -99,8 +107,11 @@ def parse_header(payload: bytes | None, path: Path) -> Header:
     base = h.get("base", 0)
     if not (isinstance(base, int) and not isinstance(base, bool) and base >= 0):
         raise WalCorruptError(f"{path}: damaged log header: base must be a revision")
+    base_time = h.get("base_time", "")
+    if not isinstance(base_time, str):
+        raise WalCorruptError(f"{path}: damaged log header: base_time must be a time")
     return Header(format=h["format"], fakeapi=fakeapi, created=created, settings=settings,
-                  base=base)
+                  base=base, base_time=base_time)
 
 
 def _open(data_dir: Path) -> tuple[Path, mmap.mmap | None]:

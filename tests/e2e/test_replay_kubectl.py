@@ -34,7 +34,7 @@ from tests.support.seeds import SEED_GATES
 
 SEED = "23"
 SETTINGS = ("--seed", SEED, "--feature-gates", SEED_GATES)
-"""What the recording ran with (a replay is told the same)."""
+"""What the recording ran with (a replay reads them from the recording's header)."""
 ADVANCE = "/apis/emulator.fakeapi.dev/v1alpha1/clocks/cluster/advance"
 CLASS_SELECTOR = "type == 'gpu'"
 """The seed DeviceClass's CEL test, which the changed recording turns into another."""
@@ -125,7 +125,7 @@ def replay(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_replay_of_the_recording_finds_no_divergence(recording: Recorded) -> None:
-    done = replay(recording.data_dir, "--check", *SETTINGS)
+    done = replay(recording.data_dir, "--check")
     assert done.returncode == 0, done.stdout + done.stderr
     summary, verdict = done.stdout.splitlines()
     assert summary.startswith("replayed ") and f"events, revision {recording.last}," in summary
@@ -140,19 +140,19 @@ def rewrite_device_class(recording: Recorded, copy: Path) -> None:
     assert CLASS_SELECTOR in h["q"]["b"]
     h["q"]["b"] = h["q"]["b"].replace(CLASS_SELECTOR, "type == 'tpu'")
     records[recording.device_class - 1] = orjson.dumps(h) + b"\n" + raw
-    write_records(copy, records)
+    write_records(copy, records, like=recording.data_dir)
 
 
 @pytest.mark.parametrize("change", ["node profile", "DeviceClass body"])
 def test_a_changed_input_diverges_at_its_revision_with_a_field_diff(
         recording: Recorded, tmp_path: Path, change: str) -> None:
     if change == "node profile":
-        done = replay(recording.data_dir, "--check", *SETTINGS, "--node-profile", "gpu")
+        done = replay(recording.data_dir, "--check", "--node-profile", "gpu")
         revision = recording.first_node
         diff = '    ~ metadata.annotations["emulator.fakeapi.dev/profile"]: "default" -> "gpu"'
     else:
         rewrite_device_class(recording, tmp_path / "changed")
-        done = replay(tmp_path / "changed", "--check", *SETTINGS)
+        done = replay(tmp_path / "changed", "--check")
         revision = recording.device_class
         diff = ("    ~ spec.selectors[0].cel.expression: \"device.driver == 'gpu.example.com' "
                 "&& device.attributes['gpu.example.com'].type == 'gpu'\" -> \"device.driver "
@@ -169,7 +169,7 @@ def time_travel(recording: Recorded, kubectl_binary: str, tmp_path: Path
     """`fakeapi replay --until (first binding - 1) --serve`, and kubectl for it."""
     kubeconfig = tmp_path / "kubeconfig"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "fakeapi.cli", "replay", str(recording.data_dir), *SETTINGS,
+        [sys.executable, "-m", "fakeapi.cli", "replay", str(recording.data_dir),
          "--until", str(recording.first_bound - 1), "--serve", "--kubeconfig", str(kubeconfig)],
         cwd=ROOT, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None
@@ -225,15 +225,58 @@ def test_a_damaged_log_is_refused_and_never_half_replayed(recording: Recorded,
     copy = tmp_path / "damaged"
     shutil.copytree(recording.data_dir, copy, ignore=shutil.ignore_patterns("nodes", "pki"))
     offset = flip_record(copy, 40)
-    done = replay(copy, "--check", *SETTINGS, "--data-dir", str(tmp_path / "out"))
+    done = replay(copy, "--check", "--data-dir", str(tmp_path / "out"))
     assert (done.returncode, done.stdout) == (1, "")
     assert f"is DAMAGED at offset {offset:,} (revision 40)" in done.stderr, done.stderr
     assert not (tmp_path / "out").exists()
 
 
 def test_the_progress_bar_shows_on_a_terminal_only(recording: Recorded) -> None:
-    quiet = replay(recording.data_dir, *SETTINGS)
+    quiet = replay(recording.data_dir)
     assert quiet.returncode == 0 and quiet.stderr == ""  # no bar in a pipe
     code, seen = stderr_on_a_terminal([sys.executable, "-m", "fakeapi.cli", "replay",
-                                       str(recording.data_dir), *SETTINGS])
+                                       str(recording.data_dir)])
     assert code == 0 and b"replaying" in seen and b"input" in seen
+
+
+def test_a_compacted_recording_replays_and_travels_from_its_base(
+        recording: Recorded, kubectl_binary: str, tmp_path: Path) -> None:
+    """Compacted just before the DeviceFault's create, a replay starts from the base's
+    objects, sends the inputs after it and keeps its own recording with that base; time
+    travel serves a revision after the base; one before it is refused."""
+    found = heads(recording.data_dir)
+    fault = first(found, lambda h: h["res"] == "devicefaults.emulator.fakeapi.dev")
+    inputs_after = sum(1 for h in found if h["r"] >= fault and h["a"] == "kubernetes-admin"
+                       and "m" in h.get("q", {}))
+    copy = tmp_path / "compacted"
+    shutil.copytree(recording.data_dir, copy)
+    compacted = subprocess.run([sys.executable, "-m", "fakeapi.cli", "log", "compact", str(copy),
+                                "--at", str(fault - 1)], capture_output=True, text=True,
+                               check=False)
+    assert compacted.returncode == 0, compacted.stderr
+    out = tmp_path / "out"
+    done = replay(copy, "--data-dir", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith(f"replayed {inputs_after} inputs of {copy}: "), done.stdout
+    replayed = history.state_at(out, progress=False).store
+    assert replayed.get("devicefaults.emulator.fakeapi.dev", "", "gpu-0-ecc") is None
+    assert replayed.get("deviceclasses.resource.k8s.io", "", "gpu.example.com") is not None
+    assert history.read_log(out).base == fault - 1
+
+    early = replay(copy, "--until", str(fault - 2))
+    assert early.returncode == 2
+    assert f"revision {fault - 2} was compacted away" in early.stderr
+    server = subprocess.Popen(
+        [sys.executable, "-m", "fakeapi.cli", "replay", str(copy), "--until", str(fault),
+         "--serve", "--kubeconfig", str(tmp_path / "kubeconfig")],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert server.stdout is not None
+        LineReader(server.stdout).wait_for(lambda lines: any(
+            line.startswith("fakeapi ready at") for line in lines), timeout=120)
+        k = Kubectl(kubectl_binary, tmp_path / "kubeconfig")
+        assert k("get", "devicefaults", "-o", "name").split() == [
+            "devicefault.emulator.fakeapi.dev/gpu-0-ecc"]
+    finally:
+        server.terminate()
+        assert server.wait(30) == 0

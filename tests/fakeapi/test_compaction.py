@@ -66,6 +66,7 @@ def test_time_travel_and_a_restart_see_the_same_states_after_compaction(
     made = cluster.registry.create(kind, "default", {"metadata": {"name": "after"}}, ADMIN)
     assert made.event is not None and made.event.revision == last + 1
     cluster.log.flush_now()
+    assert cluster.log.visible == last + 1  # the WAL's records count from the base
     assert cluster.wal is not None
     cluster.wal.close_now()
     again = Cluster(ClusterConfig(data_dir=data_dir, seed=1))  # the appended tail reloads

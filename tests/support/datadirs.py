@@ -9,7 +9,7 @@ from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.machinery.decode import json_copy
 from fakeapi.registry.context import RequestContext
 from fakeapi.storage import logcheck
-from fakeapi.storage.wal import WriteAheadLog
+from fakeapi.storage.wal import WriteAheadLog, scan_file
 
 
 def make_log(data_dir: Path, configmaps: int = 5) -> int:
@@ -94,10 +94,13 @@ def add_widgets(cluster: Cluster) -> int:
     return cluster.log.revision
 
 
-def write_records(data_dir: Path, records: list[bytes]) -> None:
-    """A new data directory whose log holds `records` as they are (an edited recording)."""
+def write_records(data_dir: Path, records: list[bytes], *, like: Path | None = None) -> None:
+    """A new data directory whose log holds `records` as they are (an edited recording),
+    with the header of `like`'s log (its settings) when given."""
     data_dir.mkdir(parents=True, exist_ok=True)
-    wal, existing = WriteAheadLog.open(logcheck.log_path(data_dir))
+    header = scan_file(logcheck.log_path(like)).header if like is not None else None
+    wal, existing = WriteAheadLog.open(logcheck.log_path(data_dir),
+                                       **({"header": header} if header else {}))
     assert existing == [], f"{data_dir} already holds a log"
     for record in records:
         wal.append(record)
