@@ -20,9 +20,12 @@ own request (a context variable), and the store marks the process once it holds 
 from __future__ import annotations
 
 import contextvars
+import itertools
 import json
+import operator
 import re
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -80,6 +83,12 @@ def note_stored(raw: bytes) -> None:
     global _stored_hazard
     if not _stored_hazard and _RUN in raw:
         _stored_hazard = True
+
+
+def has_run(datas: Iterable[bytes]) -> bool:
+    """Whether any of `datas` holds the hazard's run of closing brackets (one C-level pass: a
+    replay asks it of a batch of records before looking at their objects)."""
+    return any(map(operator.contains, datas, itertools.repeat(_RUN)))
 
 
 def hazard() -> bool:
