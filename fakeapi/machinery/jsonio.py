@@ -20,9 +20,7 @@ own request (a context variable), and the store marks the process once it holds 
 from __future__ import annotations
 
 import contextvars
-import itertools
 import json
-import operator
 import re
 import sys
 from collections.abc import Iterable
@@ -85,10 +83,11 @@ def note_stored(raw: bytes) -> None:
         _stored_hazard = True
 
 
-def has_run(datas: Iterable[bytes]) -> bool:
-    """Whether any of `datas` holds the hazard's run of closing brackets (one C-level pass: a
-    replay asks it of a batch of records before looking at their objects)."""
-    return any(map(operator.contains, datas, itertools.repeat(_RUN)))
+def may_have_run(datas: Iterable[bytes]) -> bool:
+    """Whether `datas` may hold the hazard's run of closing brackets: one search of them
+    joined (a run across two of them says yes too), so a replay asks it of a batch of
+    records and looks at each object (`note_stored`) only when it says yes."""
+    return _RUN in b"".join(datas)
 
 
 def hazard() -> bool:

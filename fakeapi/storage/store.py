@@ -23,7 +23,7 @@ from typing import Any
 from sortedcontainers import SortedDict
 
 from fakeapi.machinery.clock import Clock
-from fakeapi.machinery.jsonio import dumps, has_run, note_stored
+from fakeapi.machinery.jsonio import dumps, may_have_run, note_stored
 from fakeapi.machinery.timestamps import rfc3339
 from fakeapi.machinery.watchtypes import ADDED, DELETED
 from fakeapi.storage.log import Event, EventLog, replayed
@@ -269,7 +269,7 @@ class Store:
             except ValueError:
                 self._replay_each(chunk, start)
                 continue
-            if has_run(chunk):  # rare: then look at the objects themselves
+            if may_have_run(chunk):  # rare: then look at the objects themselves
                 for event in events:
                     note_stored(event.raw)
             self._apply_replayed(events)

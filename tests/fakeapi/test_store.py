@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from fakeapi.machinery import jsonio
 from fakeapi.machinery.clock import VirtualClock
 from fakeapi.machinery.watchtypes import ADDED, DELETED, MODIFIED
 from fakeapi.storage.log import CompactedError, Event, EventLog
@@ -232,3 +233,21 @@ def test_a_cursor_at_the_newest_compacted_change_missed_nothing() -> None:
     with pytest.raises(CompactedError):
         store.log.ensure_retained("namespaces", at - 1)
     store.log.ensure_retained("never-written", 0)
+
+
+@pytest.mark.parametrize(("data", "hazard"), [
+    ({"deep": [[[[[[[[[[[[[[[[[[[[[[[[["x"]]]]]]]]]]]]]]]]]]]]]]]]]}, True),
+    ({"flat": [["x"], ["y"]] * 20}, False),
+], ids=["25-lists-deep", "shallow"])
+def test_a_replay_notes_a_stored_hazard(monkeypatch: pytest.MonkeyPatch, data: dict,
+                                        hazard: bool) -> None:
+    """A replayed object with a run of closing lists makes this process's encodings take the
+    stdlib, as committing it does (`machinery.jsonio`)."""
+    monkeypatch.setattr(jsonio, "_stored_hazard", False)  # restored to what it was after
+    store = _store()
+    for i in range(5):
+        store.commit(ADDED, "configmaps", _obj(f"c{i}", data={"k": "v"}), actor="t")
+    store.commit(ADDED, "configmaps", _obj("odd", data=data), actor="t")
+    jsonio._stored_hazard = False  # what committing it noted: the replay must note it again
+    _store().replay([e.record() for e in store.log])
+    assert jsonio.hazard() is hazard
