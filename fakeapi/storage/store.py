@@ -283,26 +283,29 @@ class Store:
         tables = self._view
         fresh_keys: dict[str, dict[str, Event]] = {}
         replace: Any = dict.__setitem__  # an existing key keeps its sorted place
+        resource, table = "", None
         for event in events:
-            resource = event.resource
-            table = tables.get(resource)
-            if table is None:
-                table = self._table(resource)
+            if event.resource != resource or table is None:  # one lookup a run of a resource
+                resource = event.resource
+                table = tables.get(resource)
+                if table is None:
+                    table = self._table(resource)
             key = f"{event.namespace}/{event.name}"
-            fresh = fresh_keys.get(resource)
-            if event.type == DELETED:
-                old = fresh.pop(key, None) if fresh else None
-                if old is None:
-                    old = table.pop(key, None)
-            else:
+            if event.type != DELETED:
                 old = table.get(key)
                 if old is not None:
                     replace(table, key, event)
                 else:
+                    fresh = fresh_keys.get(resource)
                     if fresh is None:
                         fresh = fresh_keys[resource] = {}
                     old = fresh.get(key)
                     fresh[key] = event
+            else:
+                fresh = fresh_keys.get(resource)
+                old = fresh.pop(key, None) if fresh else None
+                if old is None:
+                    old = table.pop(key, None)
             if old is not None:
                 event.follows(old.raw)
                 old.supersede()
