@@ -159,26 +159,33 @@ class Event:
         """
         head, _, raw = data.partition(b"\n")
         try:
-            h = _loads_head(head)
-            event = _new_event(cls)  # the slots set directly: the replay's hot path
-            event.revision = h["r"]
-            event.type = h["t"]
-            event.resource = h["res"]
-            event.namespace = h["ns"]
-            event.name = h["n"]
-            event.actor = h["a"]
-            event.time = h["ts"]
-            event.request = h.get("q")
+            event = _event(cls, _loads_head(head), raw, prev_raw)
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise ValueError(f"not an event record ({type(e).__name__}: {e})") from None
         if (type(event.revision) is not int or event.type not in _TYPES
                 or raw[:1] != b"{" or raw[-1:] != b"}"):
             raise ValueError("not an event record (bad revision, type or object)")
-        event.raw = raw
-        event._object = event._prev = event._lines = None
-        event._prev_raw = prev_raw
-        event._current = True
         return event
+
+
+def _event(cls: type[Event], h: dict[str, Any], raw: bytes, prev_raw: bytes | None) -> Event:
+    """An event of a decoded record head and its object's bytes, its slots set directly
+    (the replay's hot path); KeyError, TypeError or AttributeError for a head that is no
+    event's. The caller checks the revision, type and object."""
+    event = _new_event(cls)
+    event.revision = h["r"]
+    event.type = h["t"]
+    event.resource = h["res"]
+    event.namespace = h["ns"]
+    event.name = h["n"]
+    event.actor = h["a"]
+    event.time = h["ts"]
+    event.request = h.get("q")
+    event.raw = raw
+    event._object = event._prev = event._lines = None
+    event._prev_raw = prev_raw
+    event._current = True
+    return event
 
 
 _TYPES = frozenset((ADDED, MODIFIED, DELETED))
@@ -193,7 +200,7 @@ def replayed(payloads: Sequence[bytes], first: int) -> list[Event]:
     `from_record`, one record at a time, tells that (the replay's way to report it).
 
     The batch form is the rebuild's hot path: the heads are split off and decoded in two
-    C-level passes, then each event gets its slots set in one tight loop."""
+    C-level passes, then each event is made in one tight loop."""
     parts = [p.partition(b"\n") for p in payloads]
     try:
         heads = list(map(_loads_head, [head for head, _, _ in parts]))
@@ -201,27 +208,15 @@ def replayed(payloads: Sequence[bytes], first: int) -> list[Event]:
         raise ValueError("not an event record") from None
     events: list[Event] = []
     add = events.append
-    new, cls, types = _new_event, Event, _TYPES
+    make, cls, types = _event, Event, _TYPES
     due = first
     try:
         for h, (_, _, raw) in zip(heads, parts, strict=True):
-            revision = h["r"]
-            kind = h["t"]
-            if (revision != due or type(revision) is not int or kind not in types
+            event = make(cls, h, raw, None)
+            revision = event.revision
+            if (revision != due or type(revision) is not int or event.type not in types
                     or raw[0] != 123 or raw[-1] != 125):  # b"{", b"}"
                 raise ValueError("not the event due")
-            event = new(cls)
-            event.revision = revision
-            event.type = kind
-            event.resource = h["res"]
-            event.namespace = h["ns"]
-            event.name = h["n"]
-            event.actor = h["a"]
-            event.time = h["ts"]
-            event.request = h.get("q")
-            event.raw = raw
-            event._object = event._prev = event._lines = event._prev_raw = None
-            event._current = True
             add(event)
             due += 1
     except (KeyError, TypeError, IndexError, AttributeError):
