@@ -11,6 +11,9 @@ replay >= 3x faster than the live run it replays):
   `--check`'s comparison of the two logs.
 
 Run with `.venv/bin/python bench/bench_replay.py [--scale F]` (`--scale 0.1`: a tenth).
+`--against TREE --rounds N` also replays the same recording N times with this tree's code
+and with TREE's (another checkout, e.g. `git archive main | tar -x -C /tmp/before`), each in
+a child process, alternating, and prints each time: a before/after pair on a shared box.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import argparse
 import asyncio
 import shutil
 import ssl
+import subprocess
 import sys
 import tempfile
 import time
@@ -30,7 +34,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchlib import CpuMeter, header, rate_line, rss_mb  # noqa: E402
+from benchlib import CpuMeter, child_env, header, rate_line, rss_mb  # noqa: E402
 
 from fakeapi.cli import process  # noqa: E402
 from fakeapi.cluster import ClusterConfig  # noqa: E402
@@ -104,9 +108,47 @@ async def record(data_dir: Path, state: Path, settings: ReplaySettings, pods: in
     return took
 
 
+REPLAY_CHILD = """
+import asyncio, sys, tempfile, time
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from fakeapi.cli import process
+from fakeapi.replay import check
+from fakeapi.replay.inputs import read_recording
+from fakeapi.replay.replay import ReplaySettings, replay
+from kubelet_emu.profile import load_profile
+process.tune()
+rec = read_recording(Path(sys.argv[2]))
+settings = ReplaySettings(seed=int(sys.argv[3]), nodes=int(sys.argv[4]),
+                          node_profile=load_profile("gpu"))
+cpu = time.process_time()
+done = asyncio.run(replay(rec, settings, state_dir=Path(tempfile.mkdtemp()), progress=False))
+cpu = time.process_time() - cpu
+same = check.first_divergence(rec.log.records, done.records) is None
+print(done.seconds, cpu, "no divergence" if same else "DIVERGED")
+"""
+
+
+def against(tree: Path, rounds: int, data: Path, nodes: int, events: int, live: float) -> None:
+    """Replay the recording in `data` with this tree's code and `tree`'s, alternating."""
+    here = Path(__file__).resolve().parent.parent
+    for _ in range(rounds):
+        for name, code in (("before", tree), ("after", here)):
+            out = subprocess.run([sys.executable, "-c", REPLAY_CHILD, str(code), str(data),
+                                  str(SEED), str(nodes)], capture_output=True, text=True,
+                                 env=child_env(), check=True)
+            seconds, cpu, verdict = out.stdout.split(maxsplit=2)
+            rate = events / float(seconds)
+            print(f"{name:>6}: {float(seconds):.2f} s ({float(cpu):.2f} s of CPU), "
+                  f"{rate:,.0f} events/s, {rate / (events / live):.2f}x live; "
+                  f"{verdict.strip()}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--against", type=Path, help="another source tree to replay with too")
+    parser.add_argument("--rounds", type=int, default=2, help="--against: pairs to run")
     args = parser.parse_args()
     header("bench_replay: replaying the 10,000-GPU-pod run against recording it live")
     process.tune()
@@ -135,6 +177,9 @@ def main() -> None:
         print(rate_line("live events/s", live_rate, live_rate) + f"   ({live_cpu})")
         print(rate_line("replay events/s (target: 3x live)", replay_rate, 3 * live_rate))
         print(f"ratio replay/live: {replay_rate / live_rate:.2f}x")
+        if args.against is not None:
+            against(args.against.resolve(), args.rounds, root / "data", nodes, recording.last,
+                    live)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

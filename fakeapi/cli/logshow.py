@@ -97,7 +97,7 @@ def _local(args: argparse.Namespace) -> Iterator[dict[str, Any]]:
 
     options = vars(args)
     filter = loglisting.filter_from(options.get, kinds)
-    recording.read_header(args.data_dir)  # no log, or a newer format: before any row
+    header = recording.read_header(args.data_dir)  # no log, or a newer format: first
     bounded = isinstance(filter.since, int) or isinstance(filter.until, int)
     last = recording.last_revision(args.data_dir) if bounded or sys.stderr.isatty() else 0
     if bounded:
@@ -105,9 +105,16 @@ def _local(args: argparse.Namespace) -> Iterator[dict[str, Any]]:
     scan = args.diff or any(getattr(args, f) for f in ("kind", "namespace", "name", "actor"))
     start = 1 if args.diff else filter.first_revision()
     events = recording.events(args.data_dir, since=start)
+    known: list[Event] = []
+    if args.diff and header.base:  # a compacted log: the versions its base holds
+        from fakeapi.storage import compaction
+        from fakeapi.storage.log import Event as Stored
+        known = [Stored.from_record(r, None)
+                 for r in compaction.read_base(args.data_dir, header.base)]
     if not (scan and sys.stderr.isatty()):
         yield from loglisting.select(events, filter, with_object=args.output != "table",
-                                     with_diff=args.diff, everything=args.diff_all)
+                                     with_diff=args.diff, everything=args.diff_all,
+                                     known=known)
         return
     from tqdm import tqdm
 
@@ -118,7 +125,8 @@ def _local(args: argparse.Namespace) -> Iterator[dict[str, Any]]:
             bar.update()
 
         yield from loglisting.select(events, filter, with_object=args.output != "table",
-                                     with_diff=args.diff, everything=args.diff_all, seen=seen)
+                                     with_diff=args.diff, everything=args.diff_all, seen=seen,
+                                     known=known)
 
 
 def _remote(args: argparse.Namespace) -> Iterator[dict[str, Any]]:

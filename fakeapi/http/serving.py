@@ -50,16 +50,18 @@ async def listen(cluster: Cluster, *, host: str, port: int, pki_dir: Path | None
                  kubeconfig: Path, tokens: Mapping[str, authn.UserInfo] | None = None,
                  checks: Checks | None = None, metrics: Callable[[], str] | None = None,
                  routes: Iterable[Route] = (),
-                 advertise: tuple[str, int] | None = None) -> Listener:
+                 advertise: tuple[str, int] | None = None,
+                 unauthenticated: authn.UserInfo = authn.UNSECURED) -> Listener:
     """Serve `cluster` on `host:port` (0: a free port): HTTPS with the PKI kept in `pki_dir`
     (created when missing), or plain HTTP when `pki_dir` is None, where a request without
-    credentials is a cluster admin. The `kubernetes` Service names the address, and an admin
-    kubeconfig for it is written to `kubeconfig`. `advertise` names another address for the
+    credentials is `unauthenticated` (a cluster admin unless told otherwise). The
+    `kubernetes` Service names the address, and an admin kubeconfig for it is written to
+    `kubeconfig`. `advertise` names another address for the
     Service (a replay advertises the recorded server's, so its log matches)."""
     pki = None
     ssl_context = None
     if pki_dir is None:
-        authenticator = authn.Authenticator(tokens=tokens, fallback=authn.UNSECURED,
+        authenticator = authn.Authenticator(tokens=tokens, fallback=unauthenticated,
                                             service_accounts=cluster.tokens.authenticate)
     else:
         pki = ensure_pki(pki_dir, hosts=(*LOOPBACK_HOSTS, host))

@@ -12,6 +12,7 @@ collection delete) point back at that first revision with `same`.
 from __future__ import annotations
 
 import base64
+import dataclasses
 from typing import Any
 
 
@@ -28,21 +29,18 @@ def request_head(*, verb: str, subresource: str = "", field_manager: str = "",
     return head
 
 
+@dataclasses.dataclass(slots=True, kw_only=True, eq=False)
 class HttpRequest:
     """One HTTP write request as a replay can send it again; it remembers the revision of
-    the first event it committed."""
+    the first event it committed (`first`)."""
 
-    __slots__ = ("method", "path", "content_type", "body", "groups", "user_agent", "first")
-
-    def __init__(self, *, method: str, path: str, content_type: str, body: bytes,
-                 groups: tuple[str, ...], user_agent: str = "") -> None:
-        self.method = method
-        self.user_agent = user_agent
-        self.path = path
-        self.content_type = content_type
-        self.body = body
-        self.groups = groups
-        self.first = 0
+    method: str
+    path: str
+    content_type: str
+    body: bytes
+    groups: tuple[str, ...]
+    user_agent: str = ""
+    first: int = 0
 
     def head(self, base: dict[str, Any], revision: int) -> dict[str, Any]:
         """`base` with the request itself on its first event, or a pointer to that event."""

@@ -130,10 +130,12 @@ def verb(event: Event) -> str:
 def diff(event: Event, prev: dict[str, Any] | None, *, everything: bool = False) -> list[str]:
     """The event's change against the object's previous version, one line per leaf
     ("created" for an ADDED event, "deleted" for a DELETED one)."""
-    if event.type == ADDED or prev is None:
+    if event.type == ADDED:
         return ["created"]
     if event.type == DELETED:
         return ["deleted"]
+    if prev is None:
+        return ["(the previous version is not in the listing)"]
     skip = () if everything else NOISE
     return [c.line() for c in fielddiff.changes(prev, event.object)
             if not c.path.startswith(skip)]
@@ -158,12 +160,13 @@ def row(e: Entry) -> tuple[str, ...]:
 
 
 def select(events: Iterable[Event], filter: Filter, *, with_object: bool, with_diff: bool,
-           everything: bool = False,
-           seen: Callable[[Event], None] | None = None) -> Iterator[Entry]:
+           everything: bool = False, seen: Callable[[Event], None] | None = None,
+           known: Iterable[Event] = ()) -> Iterator[Entry]:
     """The entries of the events `filter` lists, in order, until --until. With `with_diff`
-    every event's object is remembered (its encoding) so the next version can be diffed;
-    `seen` is told of every event read (a progress bar)."""
-    previous: dict[tuple[str, str], bytes] = {}
+    every event's object is remembered (its encoding) so the next version can be diffed,
+    starting from the `known` versions (a compacted log's base); `seen` is told of every
+    event read (a progress bar)."""
+    previous: dict[tuple[str, str], bytes] = {(e.resource, e.key): e.raw for e in known}
     for event in events:
         if seen is not None:
             seen(event)

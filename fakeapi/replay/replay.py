@@ -2,8 +2,11 @@
 
 The control plane is built on a virtual clock with the recording's seed and settings and
 served on a loopback port (`fakeapi.http.serving.listen`, the server `fakeapi serve` runs,
-advertising the recorded server's address). Each input is sent over HTTPS as the recorded
-user (the admin certificate with Impersonate-User and Impersonate-Group), with the recorded
+advertising the recorded server's address). The port speaks plain HTTP (TLS on loopback
+only cost time: the recorded requests go through the same handlers either way) and admits
+one credential, a random bearer token of this replay's (a request without it is anonymous).
+Each input is sent, over one kept-alive connection, as the recorded user (the token with
+Impersonate-User and Impersonate-Group), with the recorded
 method, path and query, content type, body and User-Agent (a header it didn't have is left
 out, not filled in by aiohttp); the server's input turns settle the
 control plane before each one (`fakeapi.machinery.inputturns`), as they did while a
@@ -19,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import logging
-import ssl
+import secrets
 import sys
 import time
 from collections.abc import Iterable
@@ -31,6 +34,7 @@ import orjson
 from multidict import CIMultiDict
 from tqdm import tqdm
 
+from fakeapi.auth import authn
 from fakeapi.auth.authz import IMPERSONATE_GROUP, IMPERSONATE_USER
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.controlplane import ControlPlane
@@ -46,6 +50,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 UNBOUNDED = 2**62
 """The replay keeps its whole log in memory (the check reads it back)."""
+REPLAYER = authn.UserInfo("fakeapi:replay", groups=(authn.MASTERS, authn.AUTHENTICATED))
+"""Who the replay's bearer token authenticates (it impersonates each recorded user)."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -95,8 +101,10 @@ async def replay(recording: Recording, settings: ReplaySettings, *, state_dir: P
                            base_records=tuple(recording.base_records))
     plane = ControlPlane(config, clock=clock, components=settings.components,
                          emulator=emulator)
-    listener = await serving.listen(plane.cluster, host="127.0.0.1", port=0,
-                                    pki_dir=state_dir / "pki", kubeconfig=state_dir / "kubeconfig",
+    token = secrets.token_urlsafe(32)
+    listener = await serving.listen(plane.cluster, host="127.0.0.1", port=0, pki_dir=None,
+                                    kubeconfig=state_dir / "kubeconfig", tokens={token: REPLAYER},
+                                    unauthenticated=authn.ANONYMOUS,
                                     checks=plane.health, metrics=plane.metrics_text,
                                     routes=plane.routes(), advertise=recording.address())
     inputs = recording.inputs(plane.is_component_identity)
@@ -105,11 +113,9 @@ async def replay(recording: Recording, settings: ReplaySettings, *, state_dir: P
     try:
         await plane.start()
         await plane.settle()
-        assert listener.pki is not None
-        context = ssl.create_default_context(cafile=str(listener.pki.ca_cert))
-        context.load_cert_chain(listener.pki.admin_cert, listener.pki.admin_key)
         async with aiohttp.ClientSession(
-                base_url=listener.url, connector=aiohttp.TCPConnector(ssl=context),
+                base_url=listener.url, connector=aiohttp.TCPConnector(limit=1),
+                headers={"Authorization": f"Bearer {token}"},
                 timeout=aiohttp.ClientTimeout(total=None)) as session:
             timed = not recording.exact
             for sent in _bar(inputs, progress):

@@ -22,15 +22,14 @@ import orjson
 
 from fakeapi.machinery.clock import RealClock
 from fakeapi.storage.log import Event, EventLog
+from fakeapi.storage.logcheck import stopped
 from fakeapi.storage.recording import LOG_NAME, base_path, parse_header
 from fakeapi.storage.store import ReplayError, Store
 from fakeapi.storage.wal import (
     Ack,
     WalCorruptError,
-    WalError,
     encode_record,
     fsync_dir,
-    lock,
     new_file,
     scan_file,
     write_ack,
@@ -128,15 +127,9 @@ def compact(data_dir: Path, at: int) -> Compacted:
     revision after the current base."""
     data_dir = Path(data_dir)
     path = data_dir / LOG_NAME
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        raise CompactionError(f"{data_dir} holds no event log ({path} does not exist)") from None
-    try:
-        try:
-            lock(fd, path)
-        except WalError:
-            raise CompactionError(f"{path} is open in a running server: stop it first") from None
+    if not path.exists():
+        raise CompactionError(f"{data_dir} holds no event log ({path} does not exist)")
+    with stopped(path, os.O_RDONLY, CompactionError):
         scan = scan_file(path)
         header = parse_header(scan.header, path)
         store, base, last = state(data_dir, upto=at)
@@ -159,5 +152,3 @@ def compact(data_dir: Path, at: int) -> Compacted:
             base_path(data_dir, header.base).unlink(missing_ok=True)
         return Compacted(base=at, objects=len(records), kept=last - at,
                          before_bytes=scan.size, after_bytes=size)
-    finally:
-        os.close(fd)

@@ -10,8 +10,10 @@ open (the WAL's lock).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from fakeapi.machinery.jsonio import loads
@@ -158,12 +160,7 @@ def repair(data_dir: Path, truncate_at: int) -> Repaired:
     path = log_path(data_dir)
     if truncate_at < 0:
         raise RepairError("--truncate-at must be 0 or more")
-    fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
-    try:
-        try:
-            lock(fd, path)
-        except WalError:
-            raise RepairError(f"{path} is open in a running server: stop it first") from None
+    with stopped(path, os.O_RDWR, RepairError) as fd:
         report = verify(data_dir)
         if truncate_at < report.base:
             raise RepairError(f"revision {truncate_at} is before the log's base: it was "
@@ -188,6 +185,19 @@ def repair(data_dir: Path, truncate_at: int) -> Repaired:
         os.fsync(fd)
         write_ack(path, Ack(cut, kept))
         return Repaired(kept=truncate_at, cut_bytes=len(tail), saved=saved)
+
+
+@contextlib.contextmanager
+def stopped(path: Path, flags: int, refused: type[Exception]) -> Iterator[int]:
+    """The log file opened (`flags`) and locked for a change while no server runs on it;
+    `refused(...)` when one does."""
+    fd = os.open(path, flags | os.O_CLOEXEC)
+    try:
+        try:
+            lock(fd, path)
+        except WalError:
+            raise refused(f"{path} is open in a running server: stop it first") from None
+        yield fd
     finally:
         os.close(fd)
 

@@ -83,8 +83,10 @@ def test_nodes_and_profile_flags(kubectl_binary: str, tmp_path: Path) -> None:
     try:
         k = Kubectl(kubectl_binary, srv.kubeconfig)
         wait_for(k, "get", "nodes", until="worker-2   Ready")
-        slices = json.loads(k("get", "resourceslices", "--field-selector",
-                              "spec.nodeName=worker-2", "-o", "json"))["items"]
+        # the node is Ready before its kubelet has published both slices (on a loaded box)
+        slices = poll(lambda: json.loads(k("get", "resourceslices", "--field-selector",
+                                           "spec.nodeName=worker-2", "-o", "json"))["items"],
+                      until=lambda found: len(found) >= 2, what="worker-2's two slices")
         assert len(slices) == 2  # shared counters, then the partition devices
         devices = [d["name"] for s in slices for d in s["spec"].get("devices", [])]
         assert devices[:5] == [f"gpu-0-partition-{j}" for j in range(4)] + ["gpu-0-full"]

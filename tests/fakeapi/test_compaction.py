@@ -157,3 +157,14 @@ def test_the_compact_command(recorded: tuple[Path, int],
     assert "is not in the log" in capsys.readouterr().err
     assert main(["log", "compact", str(data_dir.parent / "nothing"), "--at", "3"]) == 1
     assert "holds no event log" in capsys.readouterr().err
+
+
+def test_log_show_diffs_the_first_events_after_the_base_against_it(
+        recorded: tuple[Path, int], capsys: pytest.CaptureFixture[str]) -> None:
+    data_dir, last = recorded
+    compaction.compact(data_dir, last - 6)  # before cm-0's update and cm-1's delete
+    assert main(["log", "show", str(data_dir), "--diff", "--kind", "cm"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[0] == str(last - 5) and lines[1].endswith("default/cm-0")
+    assert lines[2:4] == ['    + data: {"k":"v2"}', lines[3]]
+    assert lines[3].endswith("default/cm-1") and lines[4] == "    deleted"

@@ -2,7 +2,8 @@
 clock (each waits for the plane to settle and for the writes before it; a real clock never
 waits); what counts as an external input of a recording; `--until` as a revision or a time;
 the check's first divergence, told with the object, the actors and a field diff; and a
-real-clock recording's inputs sent at their recorded times."""
+real-clock recording's inputs sent at their recorded times; the replay's plain-HTTP port
+admits its own token only."""
 
 from __future__ import annotations
 
@@ -11,11 +12,14 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import orjson
 import pytest
 
+from fakeapi.auth import authn
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.controlplane import ControlPlane
+from fakeapi.http import serving
 from fakeapi.machinery.clock import RealClock, VirtualClock
 from fakeapi.machinery.inputturns import InputTurns
 from fakeapi.machinery.timestamps import parse_time, rfc3339
@@ -23,7 +27,7 @@ from fakeapi.replay import history
 from fakeapi.replay.check import first_divergence
 from fakeapi.replay.history import LogRecords
 from fakeapi.replay.inputs import Recording, read_recording
-from fakeapi.replay.replay import ReplaySettings, replay
+from fakeapi.replay.replay import REPLAYER, ReplaySettings, replay
 from tests.support.datadirs import write_records
 
 KUBELET = "system:serviceaccount:kube-system:kubelet"
@@ -194,3 +198,27 @@ async def test_a_real_clock_recording_is_replayed_at_its_inputs_recorded_times(
                            for r in history.read_log(tmp_path / "out").records)
             if h["res"] == "configmaps" and h["ns"] == "default"}
     assert made == {"a": (later[0], later[0]), "b": (later[1], later[1])}
+
+
+@pytest.mark.parametrize(("authorization", "status"), [
+    ("Bearer the-replays-token", 201),  # the replay, a cluster admin
+    (None, 403),  # anyone else on the loopback port is anonymous: forbidden to write
+    ("Bearer a-guess", 401),
+])
+async def test_the_replays_plain_http_port_admits_its_token_only(
+        tmp_path: Path, authorization: str | None, status: int) -> None:
+    """A replay listens in plain HTTP; without its token a request is anonymous, not admin."""
+    cluster = Cluster(ClusterConfig(), clock=VirtualClock())
+    listener = await serving.listen(cluster, host="127.0.0.1", port=0, pki_dir=None,
+                                    kubeconfig=tmp_path / "kubeconfig",
+                                    tokens={"the-replays-token": REPLAYER},
+                                    unauthenticated=authn.ANONYMOUS)
+    headers = {"Authorization": authorization} if authorization else {}
+    try:
+        async with aiohttp.ClientSession() as session, session.post(
+                f"{listener.url}/api/v1/namespaces/default/configmaps", headers=headers,
+                json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}) as r:
+            assert (r.status, listener.url.startswith("http://")) == (status, True)
+    finally:
+        await listener.close()
+        await cluster.close()
