@@ -23,6 +23,7 @@ import contextvars
 import json
 import re
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -80,6 +81,13 @@ def note_stored(raw: bytes) -> None:
     global _stored_hazard
     if not _stored_hazard and _RUN in raw:
         _stored_hazard = True
+
+
+def may_have_run(datas: Iterable[bytes]) -> bool:
+    """Whether `datas` may hold the hazard's run of closing brackets: one search of them
+    joined (a run across two of them says yes too), so a replay asks it of a batch of
+    records and looks at each object (`note_stored`) only when it says yes."""
+    return _RUN in b"".join(datas)
 
 
 def hazard() -> bool:

@@ -23,13 +23,15 @@ from typing import Any
 from sortedcontainers import SortedDict
 
 from fakeapi.machinery.clock import Clock
-from fakeapi.machinery.jsonio import dumps, note_stored
+from fakeapi.machinery.jsonio import dumps, may_have_run, note_stored
 from fakeapi.machinery.timestamps import rfc3339
 from fakeapi.machinery.watchtypes import ADDED, DELETED
-from fakeapi.storage.log import Event, EventLog
+from fakeapi.storage.log import Event, EventLog, replayed
 
 Obj = dict[str, Any]
 GC_FREEZE_EVERY = 1000
+REPLAY_BATCH = 4096
+"""Records a replay decodes and applies at once (the log trims its window once a batch)."""
 
 
 def _key(namespace: str, name: str) -> str:
@@ -254,14 +256,71 @@ class Store:
         self.log.start_at(base, last)
 
     def _replay(self, records: Iterable[bytes]) -> None:
-        """The replay's loop, kept tight: each record decoded once (its head only), the view
-        updated in place, the log extended once at the end."""
-        from_record = Event.from_record
+        """The replay's loop: the records in batches of REPLAY_BATCH, each decoded at once
+        (`log.replayed`: heads only, objects stay bytes), applied to the view and appended to
+        the log (which trims its window per batch, so a long log's memory stays bounded). A
+        batch with a bad record is replayed again record by record, which keeps the good
+        ones before it and reports it."""
+        payloads = records if isinstance(records, list) else list(records)
+        for start in range(0, len(payloads), REPLAY_BATCH):
+            chunk = payloads[start:start + REPLAY_BATCH]
+            try:
+                events = replayed(chunk, self.log.revision + 1)
+            except ValueError:
+                self._replay_each(chunk, start)
+                continue
+            if may_have_run(chunk):  # rare: then look at the objects themselves
+                for event in events:
+                    note_stored(event.raw)
+            self._apply_replayed(events)
+            self.log.extend_replayed(events)
+            self._commits += len(events)
+
+    def _apply_replayed(self, events: list[Event]) -> None:
+        """Put replayed events into the view. A key the view has is replaced in place; new
+        keys are gathered in plain dicts and added to each resource's SortedDict once, at
+        the end (its sorted key list is then built in one go, not key by key)."""
         tables = self._view
+        fresh_keys: dict[str, dict[str, Event]] = {}
+        replace: Any = dict.__setitem__  # an existing key keeps its sorted place
+        resource, table = "", None
+        for event in events:
+            if event.resource != resource or table is None:  # one lookup a run of a resource
+                resource = event.resource
+                table = tables.get(resource)
+                if table is None:
+                    table = self._table(resource)
+            key = f"{event.namespace}/{event.name}"
+            if event.type != DELETED:
+                old = table.get(key)
+                if old is not None:
+                    replace(table, key, event)
+                else:
+                    fresh = fresh_keys.get(resource)
+                    if fresh is None:
+                        fresh = fresh_keys[resource] = {}
+                    old = fresh.get(key)
+                    fresh[key] = event
+            else:
+                fresh = fresh_keys.get(resource)
+                old = fresh.pop(key, None) if fresh else None
+                if old is None:
+                    old = table.pop(key, None)
+            if old is not None:
+                event.follows(old.raw)
+                old.supersede()
+        for resource, fresh in fresh_keys.items():
+            if fresh:
+                tables[resource].update(fresh)
+
+    def _replay_each(self, records: list[bytes], before: int) -> None:
+        """Replay `records` one at a time (ReplayError at the first that is not the event
+        due, numbered after `before` records; the good ones before it stay)."""
+        from_record = Event.from_record
         batch: list[Event] = []
         due = self.log.revision + 1
         try:
-            for i, data in enumerate(records, 1):
+            for i, data in enumerate(records, before + 1):
                 try:
                     event = from_record(data, None)
                 except ValueError as e:
@@ -270,10 +329,8 @@ class Store:
                     raise ReplayError(i, f"it holds revision {event.revision} where {due} "
                                       "was due")
                 due += 1
-                table = tables.get(event.resource)
-                if table is None:
-                    table = self._table(event.resource)
-                key = f"{event.namespace}/{event.name}"
+                table = self._table(event.resource)
+                key = event.key
                 if event.type == DELETED:
                     old = table.pop(key, None)
                 else:
@@ -286,7 +343,7 @@ class Store:
                 batch.append(event)
         finally:
             self.log.extend_replayed(batch)  # what was good before a bad record stays
-        self._commits += len(batch)
+            self._commits += len(batch)
 
     def resources(self) -> list[str]:
         """Resource ids with at least one live object."""

@@ -347,29 +347,44 @@ def _scan(data: Buffer, start: int,
           limit: int | None = None) -> tuple[list[bytes], list[int], int, str]:
     """Parse records from `start` (at most `limit`); return payloads, offsets, the offset
     after the last good one, and why parsing stopped there ("" at the end of the data or
-    the limit)."""
+    the limit).
+
+    The loop is a restart's hot path (every record of the log, once): a good record costs
+    one header unpack, one slice and one checksum, and a record that fails any check ends
+    the loop, whose reason is worked out after it (`_why_not`)."""
     records: list[bytes] = []
     offsets: list[int] = []
-    pos = start
     end = len(data)
-    while pos < end and (limit is None or len(records) < limit):
-        if pos + _HEADER_SIZE > end:
-            return records, offsets, pos, "incomplete record header"
-        magic, length, crc = _unpack_header(data, pos)
-        body = pos + _HEADER_SIZE
-        if magic != RECORD_MAGIC:
-            return records, offsets, pos, "no record header"
-        if length > MAX_RECORD_BYTES:
-            return records, offsets, pos, f"record length {length} is impossible"
-        if body + length > end:
-            return records, offsets, pos, "incomplete record"
-        payload = data[body : body + length]
-        if _crc32(payload, length) != crc:
-            return records, offsets, pos, "checksum mismatch"
-        records.append(payload)
-        offsets.append(pos)
-        pos = body + length
-    return records, offsets, pos, ""
+    pos = start
+    if limit is not None:
+        while pos < end and len(records) < limit:
+            payload, nxt, why = next_record(data, pos)
+            if payload is None:
+                return records, offsets, pos, why
+            records.append(payload)
+            offsets.append(pos)
+            pos = nxt
+        return records, offsets, pos, ""
+    unpack, crc32, add, add_offset = _unpack_header, _crc32, records.append, offsets.append
+    magic_ok, max_len, size = RECORD_MAGIC, MAX_RECORD_BYTES, _HEADER_SIZE
+    while pos + size <= end:
+        magic, length, crc = unpack(data, pos)
+        body = pos + size
+        nxt = body + length
+        if magic != magic_ok or length > max_len or nxt > end:
+            break
+        payload = data[body:nxt]
+        if crc32(payload, length) != crc:
+            break
+        add(payload)
+        add_offset(pos)
+        pos = nxt
+    return records, offsets, pos, _why_not(data, pos) if pos < end else ""
+
+
+def _why_not(data: Buffer, pos: int) -> str:
+    """Why no good record starts at `pos` (before the end of `data`)."""
+    return next_record(data, pos)[2]
 
 
 def _torn_at_creation(data: bytes) -> bool:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from fakeapi.machinery import jsonio
 from fakeapi.machinery.clock import VirtualClock
 from fakeapi.machinery.watchtypes import ADDED, DELETED, MODIFIED
 from fakeapi.storage.log import CompactedError, Event, EventLog
-from fakeapi.storage.store import Store
+from fakeapi.storage.store import ReplayError, Store
 
 
 def _obj(name: str, ns: str = "default", **extra: object) -> dict:
@@ -87,6 +88,95 @@ def test_replay_rebuilds_the_same_view() -> None:
     assert [e.actor for e in again.log] == ["t", "u", "t", "t"]
 
 
+def _history(store: Store) -> None:
+    """Creates, updates and deletes of two resources, a key deleted and made again, more
+    events than a small replay batch."""
+    for i in range(6):
+        store.commit(ADDED, "configmaps", _obj(f"c{i}", "b" if i % 2 else "a"), actor="t")
+    store.commit(ADDED, "namespaces", _ns("a"), actor="t")
+    for round_ in range(3):
+        for i in range(0, 6, 2):
+            store.commit(MODIFIED, "configmaps", _obj(f"c{i}", "a", data={"r": str(round_)}),
+                         actor="u")
+        store.commit(DELETED, "configmaps", _obj("c1", "b"), actor="t")
+        store.commit(ADDED, "configmaps", _obj("c1", "b", data={"r": str(round_)}), actor="t")
+    store.commit(DELETED, "configmaps", _obj("c3", "b"), actor="t")
+    store.commit(MODIFIED, "namespaces", _ns("a", metadata={"name": "a", "labels": {"x": "1"}}),
+                 actor="t")
+
+
+def _state(store: Store) -> tuple[object, ...]:
+    """What a replay must rebuild: each resource's objects in key order and newest change."""
+    return (
+        {r: [(e.key, e.raw) for e in _current(store, r)] for r in ("configmaps", "namespaces")},
+        store.count("configmaps", "a"),
+        [store.log.last_change(r) for r in ("configmaps", "namespaces")])
+
+
+def _window(store: Store) -> list[tuple[int, bytes | None, str]]:
+    return [(e.revision, e.prev_raw, e.actor) for e in store.log]
+
+
+@pytest.mark.parametrize("batch", [1, 4, 7, 4096])
+@pytest.mark.parametrize("retention", [1000, 8])
+def test_a_batched_replay_rebuilds_what_was_committed(
+        monkeypatch: pytest.MonkeyPatch, batch: int, retention: int) -> None:
+    monkeypatch.setattr("fakeapi.storage.store.REPLAY_BATCH", batch)
+    store = _store()
+    _history(store)
+    records = [e.record() for e in store.log]
+    again = _store(retention)
+    again.replay(records)
+    assert _state(again) == _state(store) and again.revision == store.revision
+    window = _window(again)  # the newest events, within the bounds, as committed
+    assert window == _window(store)[-len(window):]
+    assert min(retention, len(records)) <= len(window) <= retention + retention // 4
+    assert again.log.oldest_revision == store.revision - len(window)
+    assert again.log.retained_bytes == sum(len(e.raw) for e in again.log)
+    for event in again.log:  # the view holds each live key's newest event itself
+        live = again.get(event.resource, event.namespace, event.name)
+        newest = [e for e in again.log if e.key == event.key and e.resource == event.resource]
+        assert (live is event) == (event is newest[-1] and event.type != DELETED)
+
+
+def _bad(record: bytes, how: str) -> bytes:
+    head, _, raw = record.partition(b"\n")
+    return {
+        "revision": head.replace(b'{"r":10,', b'{"r":11,'),
+        "bool revision": head.replace(b'{"r":10,', b'{"r":true,'),
+        "type": head.replace(b'"t":"MODIFIED"', b'"t":"BOGUS"'),
+        "head": b"{not json",
+        "missing key": head.replace(b',"a":"u"', b""),
+        "object": head + b"\n" + raw[:-1] + b"]",
+    }[how] + (b"" if how == "object" else b"\n" + raw)
+
+
+@pytest.mark.parametrize(("how", "why"), [
+    ("revision", "it holds revision 11 where 10 was due"),
+    ("bool revision", "not an event record (bad revision, type or object)"),
+    ("type", "not an event record (bad revision, type or object)"),
+    ("head", "not an event record (JSONDecodeError"),
+    ("missing key", "not an event record (KeyError: 'a')"),
+    ("object", "not an event record (bad revision, type or object)"),
+])
+def test_a_bad_record_is_refused_by_number_and_the_good_ones_before_it_stay(
+        monkeypatch: pytest.MonkeyPatch, how: str, why: str) -> None:
+    monkeypatch.setattr("fakeapi.storage.store.REPLAY_BATCH", 4)  # record 10: a batch's 2nd
+    store = _store()
+    _history(store)
+    records = [e.record() for e in store.log]
+    assert b'"r":10,' in records[9] and b'"t":"MODIFIED"' in records[9]
+    records[9] = _bad(records[9], how)
+    again = _store()
+    with pytest.raises(ReplayError) as refused:
+        again.replay(records)
+    assert refused.value.record == 10 and why in refused.value.why
+    assert again.revision == 9 and [e.revision for e in again.log] == list(range(1, 10))
+    upto = _store()
+    upto.replay(records[:9])
+    assert _state(again) == _state(upto) and _window(again) == _window(upto)
+
+
 def _flood(store: Store, count: int) -> None:
     """Commit `count` ConfigMaps: writes of another resource than the namespaces watched."""
     for i in range(count):
@@ -143,3 +233,21 @@ def test_a_cursor_at_the_newest_compacted_change_missed_nothing() -> None:
     with pytest.raises(CompactedError):
         store.log.ensure_retained("namespaces", at - 1)
     store.log.ensure_retained("never-written", 0)
+
+
+@pytest.mark.parametrize(("data", "hazard"), [
+    ({"deep": [[[[[[[[[[[[[[[[[[[[[[[[["x"]]]]]]]]]]]]]]]]]]]]]]]]]}, True),
+    ({"flat": [["x"], ["y"]] * 20}, False),
+], ids=["25-lists-deep", "shallow"])
+def test_a_replay_notes_a_stored_hazard(monkeypatch: pytest.MonkeyPatch, data: dict,
+                                        hazard: bool) -> None:
+    """A replayed object with a run of closing lists makes this process's encodings take the
+    stdlib, as committing it does (`machinery.jsonio`)."""
+    monkeypatch.setattr(jsonio, "_stored_hazard", False)  # restored to what it was after
+    store = _store()
+    for i in range(5):
+        store.commit(ADDED, "configmaps", _obj(f"c{i}", data={"k": "v"}), actor="t")
+    store.commit(ADDED, "configmaps", _obj("odd", data=data), actor="t")
+    jsonio._stored_hazard = False  # what committing it noted: the replay must note it again
+    _store().replay([e.record() for e in store.log])
+    assert jsonio.hazard() is hazard
