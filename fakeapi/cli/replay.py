@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fakeapi.cli.serve import add_run_settings, run_main
 
 if TYPE_CHECKING:
     from fakeapi.replay.inputs import Recording
     from fakeapi.replay.replay import Replayed, ReplaySettings
-    from fakeapi.storage.recording import Header
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -48,20 +48,13 @@ RUN_SETTINGS = ("seed", "feature_gates", "nodes", "node_profile", "components",
 unless given."""
 
 
-def recording_header(data_dir: Path) -> Header:
-    """The header of the recording in `data_dir` (format 1: no settings)."""
-    from fakeapi.storage import recording
-    return recording.read_header(data_dir)
-
-
-def settings_of(data_dir: Path, args: argparse.Namespace) -> ReplaySettings:
-    """The settings the recording in `data_dir` ran with: each flag given, else the one its
-    header recorded (format 2), else `fakeapi serve`'s default. ValueError for recorded
-    settings this version can't take (a node profile that no longer validates)."""
+def settings_of(recorded: Mapping[str, Any], args: argparse.Namespace) -> ReplaySettings:
+    """The settings a recording ran with: each flag given, else the one its header
+    `recorded` (format 2), else `fakeapi serve`'s default. ValueError for recorded settings
+    this version can't take (a node profile that no longer validates)."""
     from fakeapi.replay.replay import ReplaySettings
     from kubelet_emu.profile import NodeProfile
 
-    recorded = recording_header(data_dir).settings
     values = {}
     for name in RUN_SETTINGS:
         given = getattr(args, name)
@@ -106,10 +99,10 @@ async def replay_command(args: argparse.Namespace) -> int:
         return _fail(f"--data-dir {args.out} already holds a log: a replay records into a new "
                      "directory")
     try:
-        settings = settings_of(args.data_dir, args)
+        settings = settings_of(recording.log.header.settings, args)
     except ValueError as e:
         return _fail(str(e))
-    engine = recording_header(args.data_dir).settings.get("cel_engine")
+    engine = recording.log.header.settings.get("cel_engine")
     if engine:  # the CEL engine the recording's server evaluated with
         from fakeapi import cel
         cel.set_default_engine(engine)

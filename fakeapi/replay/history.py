@@ -16,10 +16,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from fakeapi.machinery.clock import RealClock
 from fakeapi.storage import compaction, logcheck
-from fakeapi.storage.log import EventLog
-from fakeapi.storage.recording import parse_header
+from fakeapi.storage.recording import NO_HEADER, Header, parse_header
 from fakeapi.storage.store import ReplayError, Store
 from fakeapi.storage.wal import WalCorruptError, scan_file
 
@@ -43,8 +41,13 @@ class LogRecords:
     records: list[bytes]
     offsets: list[int]
     """The file offset of each record."""
-    base: int = 0
-    """A compacted log's base revision (0: the log holds every revision from 1)."""
+    header: Header = NO_HEADER
+    """What the log says of itself: its run's settings, and a compacted log's base."""
+
+    @property
+    def base(self) -> int:
+        """A compacted log's base revision (0: the log holds every revision from 1)."""
+        return self.header.base
 
     @property
     def last(self) -> int:
@@ -74,11 +77,11 @@ def read_log(data_dir: Path) -> LogRecords:
     if scan.damage is not None and not scan.damage.torn:
         raise LogDamaged(_damaged(data_dir))
     try:
-        base = parse_header(scan.header, path).base
+        header = parse_header(scan.header, path)
     except WalCorruptError as e:
         raise HistoryError(str(e)) from None
     return LogRecords(data_dir=Path(data_dir), records=scan.records, offsets=scan.offsets,
-                      base=base)
+                      header=header)
 
 
 def _damaged(data_dir: Path) -> str:
@@ -111,14 +114,11 @@ def state_at(data_dir: Path, revision: int | None = None, *,
     records = read_log(data_dir)
     at = records.last if revision is None else revision
     check_revision(at, records.last, records.base)
-    clock = RealClock()
-    store = Store(log=EventLog(clock=clock), clock=clock)
     base = records.base
-    if base:
-        try:
-            store.load_base(base, compaction.read_base(data_dir, base))
-        except (WalCorruptError, ReplayError) as e:
-            raise LogDamaged(str(e)) from None
+    try:
+        store = compaction.base_store(data_dir, base)
+    except (WalCorruptError, ReplayError) as e:
+        raise LogDamaged(str(e)) from None
     with tqdm(total=at - base, unit="event", unit_scale=True, desc="reading the log",
               file=sys.stderr,
               disable=not (sys.stderr.isatty() if progress is None else progress),

@@ -24,7 +24,7 @@ from fakeapi.machinery.timestamps import parse_time, time_error
 from fakeapi.registry.kinds import CLOCKS, ENDPOINT_SLICES
 from fakeapi.replay.history import HistoryError, LogDamaged, LogRecords, check_revision, read_log
 from fakeapi.schema.emulator import CLOCK_NAME
-from fakeapi.storage import compaction, recording
+from fakeapi.storage import compaction
 from fakeapi.storage.wal import WalCorruptError
 
 Head = dict[str, Any]
@@ -56,8 +56,6 @@ class Recording:
     log: LogRecords
     heads: list[Head]
     base_records: list[bytes] = dataclasses.field(default_factory=list)
-    base_time: str = ""
-    """The clock's reading at the base revision (compacted logs)."""
 
     @property
     def last(self) -> int:
@@ -113,7 +111,7 @@ class Recording:
 
     def start(self) -> dt.datetime:
         """The clock's reading at the start: the base's (compacted), else the first event's."""
-        return parse_time(self.base_time or self.heads[0]["ts"])
+        return parse_time(self.log.header.base_time or self.heads[0]["ts"])
 
     def revision_of(self, text: str) -> int:
         """`--until`: a revision, or the newest event at or before an RFC 3339 time;
@@ -152,7 +150,6 @@ def read_recording(data_dir: Path) -> Recording:
         return Recording(log=log, heads=heads)
     try:
         base = compaction.read_base(data_dir, log.base)
-        header = recording.read_header(data_dir)
     except WalCorruptError as e:
         raise LogDamaged(str(e)) from None
-    return Recording(log=log, heads=heads, base_records=base, base_time=header.base_time)
+    return Recording(log=log, heads=heads, base_records=base)

@@ -68,30 +68,15 @@ def read_base(data_dir: Path, base: int) -> list[bytes]:
     return scan.records
 
 
-def state(data_dir: Path, *, upto: int | None = None) -> tuple[Store, int, int]:
-    """The store of `data_dir`'s log at revision `upto` (default: its end), its base, and
-    its last revision (CompactionError for a damaged log or a revision it doesn't hold)."""
-    path = Path(data_dir) / LOG_NAME
-    scan = scan_file(path)
-    if scan.damage is not None and not scan.damage.torn:
-        raise CompactionError(f"{path} is damaged at offset {scan.damage.offset:,}: see "
-                              f"fakeapi log verify {data_dir}")
-    base = parse_header(scan.header, path).base
-    last = base + len(scan.records)
-    at = last if upto is None else upto
-    if not base <= at <= last:
-        raise CompactionError(f"revision {at} is not in the log: it holds revisions "
-                              f"{base}..{last}" if base else
-                              f"revision {at} is not in the log: it ends at revision {last}")
+def base_store(data_dir: Path, base: int) -> Store:
+    """A fresh in-memory store holding the state at a compacted log's `base` (empty for 0),
+    for the log's records after it to be replayed into (WalCorruptError or ReplayError when
+    the base is missing or damaged)."""
     clock = RealClock()
     store = Store(log=EventLog(clock=clock), clock=clock)
-    try:
-        if base:
-            store.load_base(base, read_base(data_dir, base))
-        store.replay(scan.records[:at - base])
-    except ReplayError as e:
-        raise CompactionError(f"{path}: {e}") from None
-    return store, base, last
+    if base:
+        store.load_base(base, read_base(data_dir, base))
+    return store
 
 
 def base_records(store: Store) -> list[bytes]:
@@ -131,15 +116,27 @@ def compact(data_dir: Path, at: int) -> Compacted:
         raise CompactionError(f"{data_dir} holds no event log ({path} does not exist)")
     with stopped(path, os.O_RDONLY, CompactionError):
         scan = scan_file(path)
+        if scan.damage is not None and not scan.damage.torn:
+            raise CompactionError(f"{path} is damaged at offset {scan.damage.offset:,}: see "
+                                  f"fakeapi log verify {data_dir}")
         header = parse_header(scan.header, path)
-        store, base, last = state(data_dir, upto=at)
+        base, last = header.base, header.base + len(scan.records)
+        if not base <= at <= last:
+            raise CompactionError(f"revision {at} is not in the log: it holds revisions "
+                                  f"{base}..{last}" if base else
+                                  f"revision {at} is not in the log: it ends at revision {last}")
         if at == base:
             raise CompactionError(f"the log is already compacted at revision {base}")
+        store = base_store(data_dir, base)
+        try:
+            store.replay(scan.records[:at - base])
+        except ReplayError as e:
+            raise CompactionError(f"{path}: {e}") from None
         kept_records = scan.records[at - base:]
         head = orjson.loads(scan.header) if scan.header is not None else {"format": 2}
         head["base"] = at
-        tail = list(store.log)
-        head["base_time"] = tail[-1].time if tail else header.base_time
+        [newest] = store.log.since(at - 1)  # at > base: at least one event was replayed
+        head["base_time"] = newest.time
         header_bytes = orjson.dumps(head)  # in its order (see recording.header_record)
         records = base_records(store)
         write_base(data_dir, at, records)

@@ -300,7 +300,6 @@ class EventLog:
         """Why the log refuses writes (an I/O error), or None while it is writable."""
         self._by_resource: dict[str, list[Event]] = {}
         self._compacted_change: dict[str, int] = {}  # newest compacted event per resource
-        self._floor = 0  # a compacted log's base: every resource expired below it
         self._waiters: dict[str, list[asyncio.Future[object]]] = {}
         self._to_wake: dict[str, None] = {}  # resources to wake, in the order they changed
         self._wake_handle: asyncio.Handle | None = None
@@ -556,7 +555,6 @@ class EventLog:
         self.base = self.revision = self.visible = base
         self._first = base + 1
         self._compacted_change.update(last_changes)
-        self._floor = base
 
     def compact(self, revision: int) -> None:
         """Drop events at or below `revision` from memory; resuming below it is 410 Expired."""
@@ -590,7 +588,7 @@ class EventLog:
         Only the resource's own events count: a watcher or a paginated list of a quiet kind
         missed nothing when other kinds' writes filled the window, so it is not expired.
         """
-        if self._compacted_change.get(resource, 0) > revision or revision < self._floor:
+        if self._compacted_change.get(resource, 0) > revision or revision < self.base:
             raise CompactedError(revision, self.oldest_revision)
 
     def resource_since(self, resource: str, revision: int) -> list[Event]:

@@ -59,6 +59,10 @@ class Header:
     file, and the log's records hold revisions base+1 on (0: not compacted)."""
 
 
+NO_HEADER = Header(format=1, fakeapi="", created="", settings={})
+"""The header of a format-1 log (nothing known of its run)."""
+
+
 def package_version() -> str:
     """The installed fakeapi's version ("unknown" outside an installed package)."""
     import importlib.metadata  # not for readers: only a new log's header needs it
@@ -97,7 +101,7 @@ def base_path(data_dir: Path, base: int) -> Path:
 def parse_header(payload: bytes | None, path: Path) -> Header:
     """The `Header` of a header record's payload (None: a format-1 log)."""
     if payload is None:
-        return Header(format=1, fakeapi="", created="", settings={})
+        return NO_HEADER
     h = orjson.loads(payload)  # preamble() checked that it is an object with a format
     fakeapi, created, settings = h.get("fakeapi", ""), h.get("created", ""), h.get("settings", {})
     if not (isinstance(fakeapi, str) and isinstance(created, str)
@@ -212,5 +216,6 @@ def last_revision(data_dir: Path) -> int:
         mm.close()
 
 
-__all__ = ["LOG_NAME", "Header", "RecordingMissing", "base_path", "events", "header_record",
-           "last_revision", "log_file", "package_version", "parse_header", "read_header"]
+__all__ = ["LOG_NAME", "NO_HEADER", "Header", "RecordingMissing", "base_path", "events",
+           "header_record", "last_revision", "log_file", "package_version", "parse_header",
+           "read_header"]
