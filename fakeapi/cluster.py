@@ -118,12 +118,13 @@ class Cluster:
         self._base_time = ""
         if self.wal is not None and self.wal.header is not None:
             header = recording.parse_header(self.wal.header, self.wal.path)
-            if header.base and not records and config.base == header.base:
-                # a new log that starts from the given base: the base file goes beside it
-                compaction.write_base(self.wal.path.parent, base, list(base_records))
-            if header.base:  # a compacted log: the state at its base, then the events after it
-                base, self._base_time = header.base, header.base_time
-                base_records = tuple(compaction.read_base(self.wal.path.parent, base))
+            if header.base:
+                self._base_time = header.base_time
+                if records or config.base != header.base:  # a compacted log: its own base
+                    base = header.base
+                    base_records = tuple(compaction.read_base(self.wal.path.parent, base))
+                else:  # a new log that starts from the given base: its file goes beside it
+                    compaction.write_base(self.wal.path.parent, base, list(base_records))
         if base:
             self.store.load_base(base, base_records)
         self.store.replay(records or list(config.history))
