@@ -83,6 +83,7 @@ __all__ = [
     "WriteAheadLog",
     "ack_path",
     "encode_record",
+    "fsync_dir",
     "judge",
     "lock",
     "new_file",
@@ -280,17 +281,13 @@ def _read_all(fd: int, size: int) -> bytes:
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
     """Make a file's directory entry durable (needed after creating the file)."""
     dfd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(dfd)
     finally:
         os.close(dfd)
-
-
-fsync_dir = _fsync_dir
-"""Sync a directory (after a rename or a new file in it)."""
 
 
 def ack_path(path: Path) -> Path:
@@ -332,7 +329,7 @@ def write_ack(path: Path, ack: Ack, *, sync: bool = True) -> None:
         os.close(fd)
     os.replace(tmp, target)
     if sync:
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
 
 
 def lock(fd: int, path: Path) -> None:
@@ -428,8 +425,10 @@ def _incomplete_final_write(tail: bytes, why: str) -> bool:
     return False
 
 
-def _judge(data: Buffer, good_end: int, n: int, why: str, ack: Ack | None) -> Damage | None:
-    """The damage after `good_end` good bytes (None when the file is clean)."""
+def judge(data: Buffer, good_end: int, n: int, why: str, ack: Ack | None) -> Damage | None:
+    """The damage after `n` good records ending at `good_end` (None when the file is clean),
+    for a reader that stopped there for reason `why` (a whole-file scan or a streaming
+    reader)."""
     size = len(data)
     if ack is not None and (good_end < ack.offset or n < ack.records):
         if good_end == size:
@@ -454,14 +453,8 @@ def _judge(data: Buffer, good_end: int, n: int, why: str, ack: Ack | None) -> Da
 def _scan_data(data: bytes, ack: Ack | None, pre: Preamble) -> ScanResult:
     records, offsets, good_end, why = _scan(data, pre.start)
     return ScanResult(size=len(data), records=records, offsets=offsets, good_end=good_end,
-                      ack=ack, damage=_judge(data, good_end, len(records), why, ack),
+                      ack=ack, damage=judge(data, good_end, len(records), why, ack),
                       format=pre.format, header=pre.header)
-
-
-def judge(data: Buffer, good_end: int, records: int, why: str, ack: Ack | None) -> Damage | None:
-    """The damage after `records` good records ending at `good_end` (None when clean): what
-    a streaming reader that stopped at `good_end` for reason `why` asks."""
-    return _judge(data, good_end, records, why, ack)
 
 
 def next_record(data: Buffer, pos: int) -> tuple[bytes | None, int, str]:
@@ -585,7 +578,7 @@ class WriteAheadLog:
             os.ftruncate(fd, 0)
             os.pwrite(fd, first, 0)
             _datasync(fd)
-            _fsync_dir(path.parent)
+            fsync_dir(path.parent)
             write_ack(path, Ack(len(first), 0))
             return [], len(first), pre
         pre = preamble(data, path)
