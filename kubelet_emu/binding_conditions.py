@@ -42,7 +42,7 @@ class BindingConditionsController(Controller[BindingKey]):
         for node, driver in sorted({(r.get("pool", ""), r.get("driver", "")) for r in results
                                     if r.get("bindingConditions")}):
             state = self.nodes.by_name.get(node)
-            plugin = state.plugins.get(driver) if state is not None else None
+            plugin = state.fakes.get(driver) if state is not None else None
             if plugin is not None and plugin.satisfies_binding_conditions and \
                     plugin.unsatisfied_bindings(status):
                 keys.append((node, driver, object_key(claim)))
@@ -52,7 +52,7 @@ class BindingConditionsController(Controller[BindingKey]):
         """Let the driver's controller set the binding conditions of the claim."""
         node, driver, claim_key = key
         state = self.nodes.by_name.get(node)
-        plugin = state.plugins.get(driver) if state is not None else None
+        plugin = state.fakes.get(driver) if state is not None else None
         namespace, _, name = claim_key.partition("/")
         claim = self.claim_informer.cache.get(name, namespace)
         if plugin is None or claim is None:

@@ -19,6 +19,8 @@ import orjson
 
 Obj = dict[str, Any]
 EARLIEST_VERSION = "0.3.0"
+SPEC_SUFFIXES = (".json", ".yaml")
+"""The spec files a CDI cache reads (the cdi library writes `.yaml` unless told `.json`)."""
 NAME_START_VERSION = "0.5.0"
 """Device names starting with something other than a letter need CDI 0.5.0."""
 
@@ -76,12 +78,13 @@ def qualified(kind: str, name: str) -> str:
     return f"{kind}={name}"
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class ContainerEdits:
-    """The edits a container gets from its CDI devices: environment and mounts."""
+    """The edits a container gets from its CDI devices: environment, mounts, device nodes."""
 
     env: tuple[str, ...] = ()
     mounts: tuple[Obj, ...] = ()
+    device_nodes: tuple[Obj, ...] = ()
 
 
 FileVersion = tuple[int, int, int]
@@ -116,7 +119,7 @@ class SpecCache:
         `recheck`, every known file's version checked (and the file parsed again if it
         changed). The index is built again only when a file came, went or changed."""
         try:
-            names = {n for n in os.listdir(self._dir) if n.endswith(".json")}
+            names = {n for n in os.listdir(self._dir) if n.endswith(SPEC_SUFFIXES)}
         except FileNotFoundError:
             names = set()
         changed = [n for n in self._cache if n not in names]
@@ -135,8 +138,8 @@ class SpecCache:
             if hit is None or hit[0] != version:
                 try:
                     with open(path, "rb") as f:
-                        doc: Obj | None = orjson.loads(f.read())
-                except (OSError, ValueError):
+                        doc: Obj | None = _parse(name, f.read())
+                except (OSError, ValueError):  # (PyYAML's errors are ValueErrors here)
                     doc = None  # an unreadable spec is skipped, as the cdi cache does
                 self._cache[name] = (version, doc if isinstance(doc, dict) else None)
                 changed.append(name)
@@ -153,7 +156,8 @@ class SpecCache:
                 continue
             kind = str(spec_doc.get("kind"))
             for d in spec_doc.get("devices") or []:
-                index[qualified(kind, str(d.get("name")))] = (name, d)
+                if isinstance(d, dict):
+                    index[qualified(kind, str(d.get("name")))] = (name, d)
         self._index = index
 
     def _fresh(self, wanted: list[str]) -> bool:
@@ -175,13 +179,40 @@ class SpecCache:
                 self._scan(recheck=True)
         env: list[str] = []
         mounts: list[Obj] = []
+        nodes: list[Obj] = []
         missing = []
+        specs: list[str] = []
         for name in wanted:
             hit = self._index.get(name)
             if hit is None:
                 missing.append(name)
                 continue
-            edits = hit[1].get("containerEdits") or {}
-            env += edits.get("env") or []
-            mounts += edits.get("mounts") or []
-        return ContainerEdits(tuple(env), tuple(mounts)), missing
+            if hit[0] not in specs:  # the spec's own edits, once for all its devices
+                specs.append(hit[0])
+                spec_doc = self._cache[hit[0]][1] or {}
+                _add_edits(spec_doc.get("containerEdits"), env, mounts, nodes)
+            _add_edits(hit[1].get("containerEdits"), env, mounts, nodes)
+        edits = ContainerEdits(env=tuple(env), mounts=tuple(mounts), device_nodes=tuple(nodes))
+        return edits, missing
+
+
+def _parse(name: str, data: bytes) -> Obj | None:
+    """A spec file's document (JSON, or YAML for `.yaml`: PyYAML is loaded for the first)."""
+    if name.endswith(".json"):
+        doc = orjson.loads(data)
+    else:
+        import yaml
+        try:
+            doc = yaml.load(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        except yaml.YAMLError as e:
+            raise ValueError(str(e)) from e
+    return doc if isinstance(doc, dict) else None
+
+
+def _add_edits(edits: Any, env: list[str], mounts: list[Obj], nodes: list[Obj]) -> None:
+    """Collect one containerEdits' environment, mounts and device nodes."""
+    if not isinstance(edits, dict):
+        return
+    env += [str(e) for e in edits.get("env") or []]
+    mounts += [m for m in edits.get("mounts") or [] if isinstance(m, dict)]
+    nodes += [n for n in edits.get("deviceNodes") or [] if isinstance(n, dict) and n.get("path")]

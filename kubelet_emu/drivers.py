@@ -25,6 +25,7 @@ from typing import Any
 
 import kubelet_emu.cdi as cdi
 import kubelet_emu.example_config as ex
+import kubelet_emu.node_dirs as node_dirs
 from fakeapi.client import Client
 from fakeapi.machinery.clock import Clock, Timer
 from fakeapi.machinery.errors import ApiError
@@ -85,8 +86,8 @@ class FakeDriver:
         self.node = inv.node
         self.client = client
         self.clock = clock
-        self.cdi_dir = root / "var" / "run" / "cdi"
-        self.plugin_dir = root / "var" / "lib" / "kubelet" / "plugins" / self.driver_name
+        self.cdi_dir = root / node_dirs.CDI
+        self.plugin_dir = root / node_dirs.PLUGINS / self.driver_name
         self.metadata = MetadataWriter(driver=self.driver_name, plugin_dir=self.plugin_dir,
                                        cdi_dir=self.cdi_dir)
         self.klass = CLASSES.get(self.driver.type) or self.driver_name.split(".", 1)[0]

@@ -76,7 +76,7 @@ class FaultInjector(Controller[str]):
             wanted[(spec["driver"], spec["device"])] = (
                 HealthStatus.UNHEALTHY if not stop else HealthStatus.HEALTHY,
                 "" if stop else str(spec.get("message") or ""), not stop)
-        for driver, plugin in state.plugins.items():
+        for driver, plugin in state.fakes.items():
             for device, current in plugin.devices.items():
                 health, message, reporting = wanted.get((driver, device),
                                                         (HealthStatus.HEALTHY, "", True))

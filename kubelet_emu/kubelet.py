@@ -9,6 +9,8 @@ with its own queue, workers and backoff (`/metrics` shows each queue as
 `queue="kubelet/<part>"`):
 
 - `nodes`, `NodeRegistrar`: register (or adopt) a node, forget a deleted one;
+- `plugins`, `PluginRegistrar`: register the DRA plugins whose sockets appear in a node's
+  plugins_registry folder (external drivers, and the built-in ones with `--drivers grpc`);
 - `status`, `NodeStatusReporter`: post the node's status, again every 5 min;
 - `leases`, `LeaseRenewer`: renew its Lease, every 10 s on the injected clock;
 - `slices`, `SlicePublisher`: publish each driver's pool (and repair manual edits);
@@ -32,17 +34,24 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from aiohttp import web
+
+import kubelet_emu.node_dirs as node_dirs
 import kubelet_emu.nodes as nodes
 import kubelet_emu.podresources as podresources
-from fakeapi.runtime.component import ComponentContext, Controller
+import kubelet_emu.sockets as sockets
+from fakeapi.machinery.errors import not_found
+from fakeapi.runtime.component import ComponentContext, Controller, Route
 from fakeapi.runtime.workqueue import WorkQueue
 from kubelet_emu.binding_conditions import BindingConditionsController
 from kubelet_emu.device_classes import CLASSES, DeviceClassInstaller
 from kubelet_emu.faults import FaultInjector
 from kubelet_emu.lease import LeaseRenewer
+from kubelet_emu.node_dirs import PLUGINS, REGISTRY
 from kubelet_emu.node_registration import NodeRegistrar
 from kubelet_emu.node_state import EmulatedNodes, NodeState
 from kubelet_emu.node_status import NodeStatusReporter
+from kubelet_emu.plugin_registration import PluginRegistrar
 from kubelet_emu.pod_worker import PodWorker
 from kubelet_emu.settings import EmulatorSettings
 from kubelet_emu.slice_publisher import SlicePublisher
@@ -50,6 +59,8 @@ from kubelet_emu.slice_publisher import SlicePublisher
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
+NODE_PATH = "/emulator/nodes/{name}"
+"""Where the kubelet tells what an emulated node's folders are."""
 
 
 class Kubelet:
@@ -68,7 +79,9 @@ class Kubelet:
         self.pods = PodWorker(part("pods"), nodes=self.nodes)
         self.registrar = NodeRegistrar(part("nodes"), nodes=self.nodes,
                                        health=self.pods.health, streams=self.pods.pod_streams,
-                                       registered=self._registered)
+                                       registered=self._registered, forgotten=self._forgotten)
+        self.plugins = PluginRegistrar(part("plugins"), nodes=self.nodes,
+                                       health=self.pods.health, registered=self.pods.resync)
         self.status = NodeStatusReporter(part("status"), nodes=self.nodes)
         self.leases = LeaseRenewer(part("leases"), nodes=self.nodes)
         self.slices = SlicePublisher(part("slices"), nodes=self.nodes)
@@ -76,10 +89,12 @@ class Kubelet:
         self.faults = FaultInjector(part("faults"), nodes=self.nodes, resumed=self._resumed)
         self.binding = BindingConditionsController(part("binding"), nodes=self.nodes)
         self.controllers: tuple[Controller[Any], ...] = (
-            self.registrar, self.status, self.leases, self.slices, self.classes, self.pods,
-            self.faults, self.binding)
+            self.registrar, self.plugins, self.status, self.leases, self.slices, self.classes,
+            self.pods, self.faults, self.binding)
         """The kubelet's controllers, each with its own queue."""
         self._servers: dict[str, Any] = {}
+        self._plugin_servers: dict[str, list[Any]] = {}
+        """Per node, with `--drivers grpc`: its fake drivers' `plugin_server.PluginServer`s."""
 
     # ----- the component ----------------------------------------------------------------
 
@@ -100,10 +115,12 @@ class Kubelet:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            for name in list(self._plugin_servers):
+                await self._stop_plugin_servers(name)
             servers, self._servers = self._servers, {}
             for name, server in servers.items():
                 await server.stop(None)
-                podresources.release(self.nodes.root(name) / podresources.SOCKET)
+                sockets.release(self.nodes.root(name) / podresources.SOCKET)
 
     def busy(self) -> bool:
         """Whether any controller has keys queued or being reconciled."""
@@ -135,7 +152,35 @@ class Kubelet:
         self.classes.node_added(state)
         self.faults.queue.add(name)
         self.pods.resync(name)
+        self.plugins.node_added(state)
+        if self.settings.grpc_drivers:
+            await self._serve_plugins(state)
         await self._serve_pod_resources(name)
+
+    def _forgotten(self, name: str) -> None:
+        """A node the kubelet no longer runs: its plugins go with it."""
+        self.plugins.node_forgotten(name)
+        if name in self._plugin_servers:
+            asyncio.get_running_loop().create_task(self._stop_plugin_servers(name))
+
+    # ----- the built-in drivers as gRPC plugins (`--drivers grpc`) ----------------------
+
+    async def _serve_plugins(self, state: NodeState) -> None:
+        """Serve each fake driver of the node as a kubelet plugin and have it registered
+        (at once: the registry folder's watch would see it too, a moment later)."""
+        from kubelet_emu.plugin_server import PluginServer  # grpcio, when it is asked for
+
+        root = self.nodes.root(state.name)
+        servers = self._plugin_servers.setdefault(state.name, [])
+        for fake in state.fakes.values():
+            server = PluginServer(plugin=fake, registry=root / REGISTRY, plugins=root / PLUGINS)
+            await server.start()
+            servers.append(server)
+            self.plugins.queue.add((state.name, server.registration_socket.name))
+
+    async def _stop_plugin_servers(self, name: str) -> None:
+        for server in self._plugin_servers.pop(name, []):
+            await server.stop()
 
     async def _resumed(self, name: str) -> None:
         """The node's heartbeat is back: renew its Lease and post its status at once, look
@@ -143,6 +188,26 @@ class Kubelet:
         self.leases.renew_now(name)
         await self.status.report(name)
         self.pods.resync(name)
+
+    # ----- the node's folders (`fakeapi node env`) --------------------------------------
+
+    def http_routes(self) -> list[Route]:
+        """`GET /emulator/nodes/NAME`: where an emulated node's plugin, CDI and PodResources
+        folders are (what a driver's kubelet plugin is pointed at)."""
+        return [("GET", NODE_PATH, self._node_handler)]
+
+    def node_folders(self, name: str) -> dict[str, str]:
+        """The node's folders (404 for a node no emulated kubelet runs)."""
+        if self.nodes.get(name) is None:
+            raise not_found("nodes", "", name)
+        root = self.nodes.root(name)
+        return {"node": name, "root": str(root),
+                "registry": str(root / node_dirs.REGISTRY),
+                "plugins": str(root / node_dirs.PLUGINS), "cdi": str(root / node_dirs.CDI),
+                "podResources": str(root / node_dirs.POD_RESOURCES)}
+
+    async def _node_handler(self, request: web.Request) -> web.StreamResponse:
+        return web.json_response(self.node_folders(request.match_info["name"]))
 
     # ----- PodResources -----------------------------------------------------------------
 

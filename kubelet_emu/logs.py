@@ -11,10 +11,12 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+import kubelet_emu.node_dirs as node_dirs
+
 
 def log_dir(root: Path, namespace: str, pod: str, uid: str, container: str) -> Path:
     """The folder of one container's log files on the node."""
-    return root / "var" / "log" / "pods" / f"{namespace}_{pod}_{uid}" / container
+    return root / node_dirs.LOGS / f"{namespace}_{pod}_{uid}" / container
 
 
 def cri_time(t: dt.datetime) -> str:

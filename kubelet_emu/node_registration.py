@@ -5,8 +5,10 @@ manage-all-nodes: unless `--no-adopt-nodes` or the node opts out with
 and forgets a node that is deleted or opts out (a deleted node is not registered again, as
 upstream's kubelet doesn't). Keys are node names.
 
-Registering a node builds its `NodeState` (its drivers' pools and plugins, whose health
-streams feed the pod worker's health cache), registers its logs and exec with
+Registering a node builds its `NodeState` (its fake drivers' pools and drivers, less those
+the settings turn off on it; in process, they are its registered plugins at once, their
+health streams feeding the pod worker's health cache; with `--drivers grpc` they register
+through the node's plugin folder like any other plugin), registers its logs and exec with
 `fakeapi.kube.podio`, then hands the node to the kubelet's other controllers (`registered`).
 """
 
@@ -65,12 +67,14 @@ class NodeRegistrar(Controller[str]):
 
     def __init__(self, ctx: ComponentContext, *, nodes: EmulatedNodes, health: HealthCache,
                  streams: Callable[[str], NodeStreams],
-                 registered: Callable[[NodeState, Obj, bool], Awaitable[None]]) -> None:
+                 registered: Callable[[NodeState, Obj, bool], Awaitable[None]],
+                 forgotten: Callable[[str], None]) -> None:
         super().__init__(ctx)
         self.nodes = nodes
         self.health = health
         self._streams = streams
         self._registered = registered
+        self._forgotten = forgotten
         self.node_informer = self.watch(NODES, self._node_keys)
         self.claim_informer = ctx.informers.get(CLAIMS)
 
@@ -118,16 +122,18 @@ class NodeRegistrar(Controller[str]):
         state = NodeState(name=name, where=nodes.Addressing(self.nodes.index(name)),
                           profile=self._profile_for(node, name),
                           emulated=name in self.nodes.configured)
+        state.disabled = self.nodes.settings.disabled_on(name)
         root = self.nodes.root(name)
         state.inventories = {d.name: inventory(d, name) for d in state.drivers()}
-        state.plugins = {driver: FakeDriver(inv=inv, root=root,
-                                            client=self.nodes.client(PLUGIN_ACCOUNT, name),
-                                            clock=self.clock,
-                                            cached=self.claim_informer.cache.get)
-                         for driver, inv in state.inventories.items()}
-        for driver, plugin in state.plugins.items():
-            state.health_stops.append(plugin.node_watch_resources(
-                functools.partial(self.health.update, name, driver)))
+        state.fakes = {driver: FakeDriver(inv=inv, root=root,
+                                          client=self.nodes.client(PLUGIN_ACCOUNT, name),
+                                          clock=self.clock, cached=self.claim_informer.cache.get)
+                       for driver, inv in state.inventories.items()}
+        if not self.nodes.settings.grpc_drivers:  # else they register over gRPC
+            for driver, plugin in state.fakes.items():
+                state.register_plugin(driver, plugin)
+                state.health_stops.append(plugin.node_watch_resources(
+                    functools.partial(self.health.update, name, driver)))
         client = self.nodes.client(KUBELET_ACCOUNT, name)
         created = False
         if node is None:
@@ -154,7 +160,8 @@ class NodeRegistrar(Controller[str]):
             self.nodes.client(KUBELET_ACCOUNT, name).serve_pod_streams(name, None)
             for stop in state.health_stops:
                 stop()
-            for plugin in state.plugins.values():
+            for plugin in state.fakes.values():
                 plugin.stop()
+            self._forgotten(name)
             self.health.forget(name)
         self.nodes.forget_clients(name)

@@ -11,9 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 import kubelet_emu.nodes as nodes
 from fakeapi.client import Client
+from fakeapi.machinery.clock import Clock
+from fakeapi.runtime.events import EventRecorder
 from kubelet_emu.drivers import FakeDriver
 from kubelet_emu.inventory import DriverPool
-from kubelet_emu.settings import EmulatorSettings
+from kubelet_emu.plugin import DRAPlugin
+from kubelet_emu.settings import KUBELET_ACCOUNT, EmulatorSettings
 
 if TYPE_CHECKING:
     from kubelet_emu.profile import DriverProfile, NodeProfile
@@ -45,16 +48,40 @@ class NodeState:
     """Per driver: the revision of the last slice write (the informer must reach it)."""
     heartbeat_stopped: bool = False
     """A NodeFault is on: no Lease renewals, no status, no pod work."""
-    plugins: dict[str, FakeDriver] = dataclasses.field(default_factory=dict)
-    """The node's DRA plugins by driver name."""
+    fakes: dict[str, FakeDriver] = dataclasses.field(default_factory=dict)
+    """The node's built-in fake drivers by driver name (in process, or served over gRPC)."""
+    plugins: dict[str, list[DRAPlugin]] = dataclasses.field(default_factory=dict)
+    """The DRA plugins registered with the node's kubelet, per driver name, newest last:
+    the newest is the one the kubelet calls."""
     health_stops: list[Callable[[], None]] = dataclasses.field(default_factory=list)
-    """Stop the drivers' health streams."""
+    """Stop the in-process drivers' health streams."""
     slots: dict[str, int] = dataclasses.field(default_factory=dict)
     """Pod IP slots in use, by pod uid."""
 
+    disabled: frozenset[str] = frozenset()
+    """The profile's drivers turned off on this node (`--disable-driver`)."""
+
     def drivers(self) -> list[DriverProfile]:
-        """The node's fake drivers."""
-        return list(self.profile.drivers) if self.profile else []
+        """The node's fake drivers (its profile's, less the disabled ones)."""
+        return [d for d in self.profile.drivers if d.name not in self.disabled] \
+            if self.profile else []
+
+    def plugin(self, driver: str) -> DRAPlugin | None:
+        """The plugin the kubelet calls for `driver` (None: not registered)."""
+        stack = self.plugins.get(driver)
+        return stack[-1] if stack else None
+
+    def register_plugin(self, driver: str, plugin: DRAPlugin) -> None:
+        """A plugin registered for `driver`: it wins over the earlier ones."""
+        self.plugins.setdefault(driver, []).append(plugin)
+
+    def deregister_plugin(self, driver: str, plugin: DRAPlugin) -> None:
+        """A plugin went: the one registered before it (if any) serves the driver again."""
+        stack = self.plugins.get(driver) or []
+        if plugin in stack:
+            stack.remove(plugin)
+        if not stack:
+            self.plugins.pop(driver, None)
 
     def allocate_slot(self, uid: str) -> int:
         """The pod's IP slot on the node (its own if it has one, else the lowest free one)."""
@@ -84,6 +111,7 @@ class EmulatedNodes:
         self._client = client
         self._client_for = client_for
         self._clients: dict[tuple[str, str | None], Client] = {}
+        self._recorders: dict[str, EventRecorder] = {}
         self._indexes: dict[str, int] = {n: i for i, n in enumerate(self.configured)}
 
     def get(self, name: str) -> NodeState | None:
@@ -101,10 +129,21 @@ class EmulatedNodes:
             client = self._clients[key] = self._client_for(account, node)
         return client
 
+    def recorder(self, node: str, clock: Clock) -> EventRecorder:
+        """The Event recorder of the node's kubelet (source `kubelet` on host `node`, with
+        client-go's correlation: a repeated Event counts up)."""
+        recorder = self._recorders.get(node)
+        if recorder is None:
+            recorder = self._recorders[node] = EventRecorder(
+                client=self.client(KUBELET_ACCOUNT, node), clock=clock, component="kubelet",
+                host=node, instance=node)
+        return recorder
+
     def forget_clients(self, node: str) -> None:
-        """Drop the clients bound to `node` (its kubelet stopped)."""
+        """Drop the clients and the Event recorder bound to `node` (its kubelet stopped)."""
         for key in [k for k in self._clients if k[1] == node]:
             del self._clients[key]
+        self._recorders.pop(node, None)
 
     def root(self, node: str) -> Path:
         """The node's root folder: `<state>/nodes/<node>`."""

@@ -2,8 +2,9 @@
 plugin API (k8s.io/kubelet/pkg/apis/dra/v1 and dra-health/v1): NodePrepareResources,
 NodeUnprepareResources and the NodeWatchResources health stream, with the same messages.
 
-The emulator's drivers implement `DRAPlugin` in process; a later gRPC client of a real
-driver can implement it too, and the kubelet would not notice.
+The emulator's drivers implement `DRAPlugin` in process; the kubelet's gRPC client of a
+registered plugin (`grpc_plugin.GrpcPlugin`) implements it too, and the pod worker does not
+notice which one it calls.
 """
 
 from __future__ import annotations
@@ -71,6 +72,11 @@ class DeviceHealth:
 
 HealthStream = Callable[[Sequence[DeviceHealth]], None]
 """Receives each NodeWatchResourcesResponse: the complete list of the driver's devices."""
+
+
+class PluginCallError(Exception):
+    """A call to a plugin failed as a whole (not one claim's error); the message is the
+    kubelet's text, such as `NodePrepareResources: rpc error: code = Unavailable ...`."""
 
 
 class DRAPlugin(Protocol):

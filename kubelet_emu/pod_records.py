@@ -26,6 +26,8 @@ class ContainerRun:
     exit_code: int | None = None
     last_state: Obj | None = None
     waiting_reason: str = "ContainerCreating"
+    waiting_message: str = ""
+    """Why the container waits, when it is an error (CreateContainerError)."""
     wake_at: float | None = None
     """Monotonic clock time the process must be resumed at."""
     container_id: str = ""
@@ -67,6 +69,8 @@ class PodRecord:
     health: dict[str, list[Obj]] | None = None
     """allocatedResourcesStatus as last written; kept once the pod has terminated."""
     timer: Any = None
+    events: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+    """Warning Events (reason, message) the container work found, sent with the status."""
 
     def runs(self) -> list[ContainerRun]:
         """Init containers, then containers."""

@@ -61,7 +61,10 @@ def container_status(run: ContainerRun, health: list[Obj] | None = None) -> Obj:
     elif run.exit_code is not None and run.finished_at and not run.waiting_reason:
         out["state"] = {"terminated": terminated_state(run)}
     else:
-        out["state"] = {"waiting": {"reason": run.waiting_reason}}
+        waiting: Obj = {"reason": run.waiting_reason}
+        if run.waiting_message:
+            waiting["message"] = run.waiting_message
+        out["state"] = {"waiting": waiting}
     if health:
         out["allocatedResourcesStatus"] = health
     return out
@@ -78,11 +81,14 @@ def terminated_state(run: ContainerRun) -> Obj:
 
 
 def phase_of(record: PodRecord) -> str:
-    """Same as upstream's getPhase: Running while a container runs or will restart; once all
-    are done, Succeeded when every one exited 0, else Failed; Pending during init."""
+    """Same as upstream's getPhase: Pending during init or while a container was never
+    created; Running while a container runs or will restart; once all are done, Succeeded
+    when every one exited 0, else Failed."""
     if any(not r.started_at or r.running or r.exit_code is None for r in record.init):
         return "Pending"
     runs = record.containers
+    if any(not r.started_at and r.exit_code is None and not r.last_state for r in runs):
+        return "Pending"  # a container never created yet (CreateContainerError) waits
     if any(r.running or r.exit_code is None for r in runs):
         return "Running"
     if record.terminating or record.restart_policy == "Never" or (

@@ -24,6 +24,7 @@ What the status, the environment and the claims are is computed by the pure modu
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 from collections.abc import Iterable
@@ -32,6 +33,7 @@ from typing import Any
 
 import kubelet_emu.cdi as cdi
 import kubelet_emu.logs as logs
+import kubelet_emu.node_dirs as node_dirs
 import kubelet_emu.podresources as podresources
 import kubelet_emu.shell as shell
 import kubelet_emu.streams as streams
@@ -39,13 +41,14 @@ from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.timestamps import parse_time, rfc3339
 from fakeapi.registry.kinds import RESOURCE_CLAIMS
 from fakeapi.runtime.component import ComponentContext, Controller
+from fakeapi.runtime.events import NORMAL, WARNING, object_reference
 from fakeapi.runtime.informer import object_key
 from fakeapi.runtime.workqueue import Retry
 from kubelet_emu.container_env import config_map_names, container_env, view_lines
 from kubelet_emu.health import DeviceKey, HealthCache
 from kubelet_emu.node_state import EmulatedNodes, NodeState
 from kubelet_emu.nodes import NODE_INDEX, pod_node
-from kubelet_emu.plugin import Claim
+from kubelet_emu.plugin import Claim, DRAPlugin, PluginCallError, PreparedDevice
 from kubelet_emu.pod_claims import (
     NotReady,
     PreparedClaim,
@@ -77,6 +80,13 @@ log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 CLAIMS = RESOURCE_CLAIMS.resource_id
 PODS = "pods"
+RESYNC_SECONDS = 60.0
+"""Same as upstream's --sync-frequency: when a pod whose claims could not be prepared is
+tried again (sooner when a plugin registers on its node)."""
+
+
+class PrepareError(Exception):
+    """A claim could not be prepared; the message is the kubelet's text for the Event."""
 
 
 class PodWorker(Controller[str]):
@@ -140,8 +150,7 @@ class PodWorker(Controller[str]):
         """The container runtime's view of the node's CDI specs."""
         specs = self._cdi.get(node)
         if specs is None:
-            specs = self._cdi[node] = cdi.SpecCache(self.nodes.root(node) / "var" / "run"
-                                                    / "cdi")
+            specs = self._cdi[node] = cdi.SpecCache(self.nodes.root(node) / node_dirs.CDI)
         return specs
 
     def health_for(self, record: PodRecord) -> dict[str, list[Obj]]:
@@ -152,23 +161,11 @@ class PodWorker(Controller[str]):
 
     async def event(self, node: str, obj: Obj, reason: str, message: str, *,
                     warning: bool = False) -> None:
-        """Record an Event about `obj`, from the node's kubelet."""
-        meta = obj["metadata"]
-        now = rfc3339(self.clock.now())
-        event = {
-            "metadata": {"generateName": f"{meta['name']}.", "namespace":
-                         meta.get("namespace") or "default"},
-            "involvedObject": {"kind": obj.get("kind", "Pod"), "apiVersion":
-                               obj.get("apiVersion", "v1"), "name": meta["name"],
-                               "namespace": meta.get("namespace", ""), "uid": meta["uid"]},
-            "reason": reason, "message": message, "type": "Warning" if warning else "Normal",
-            "source": {"component": "kubelet", "host": node}, "count": 1,
-            "firstTimestamp": now, "lastTimestamp": now, "reportingComponent": "kubelet",
-            "reportingInstance": node}
-        try:
-            await self.nodes.client(KUBELET_ACCOUNT, node).create("events", event, copy=False)
-        except ApiError as e:
-            log.warning("event %s on %s: %s", reason, meta["name"], e)
+        """Record an Event about `obj`, from the node's kubelet (a repeat counts up)."""
+        ref = object_reference(obj, api_version=obj.get("apiVersion") or "v1",
+                               kind=obj.get("kind") or "Pod")
+        await self.nodes.recorder(node, self.clock).event(
+            ref, WARNING if warning else NORMAL, reason, message)
 
     # ----- what the node's services read -----------------------------------------------
 
@@ -259,8 +256,8 @@ class PodWorker(Controller[str]):
             return
         self._stop_waiting(key)
         pod_claims = await self._prepare(pod, state, claims)
-        if pod_claims is None:
-            raise Retry(reason="claims not prepared")
+        if pod_claims is None:  # as upstream: at the pod's next resync (or a plugin's coming)
+            raise Retry(after=RESYNC_SECONDS, reason="claims not prepared")
         slot = state.allocate_slot(pod["metadata"]["uid"])
         now = self._now()
         spec = pod["spec"]
@@ -274,7 +271,7 @@ class PodWorker(Controller[str]):
             mappings=request_mappings(pod))
         self.records[key] = record
         for driver, claims_of in claims_by_driver(record.claims).items():
-            plugin = state.plugins.get(driver)
+            plugin = state.fakes.get(driver)  # the NRI hook of a built-in driver
             if plugin is not None:
                 await plugin.run_pod_sandbox(pod, claims_of)
         config = await self._config_maps(pod)
@@ -283,33 +280,76 @@ class PodWorker(Controller[str]):
 
     async def _prepare(self, pod: Obj, state: NodeState,
                        claims: list[tuple[str, Obj]]) -> list[PreparedClaim] | None:
-        """Prepare each claim with its drivers (NodePrepareResources); None after a failure
-        (an event says why; the pod is retried)."""
-        out = []
-        for pod_claim, claim in claims:
-            meta = claim["metadata"]
-            ref = Claim(namespace=meta["namespace"], uid=meta["uid"], name=meta["name"])
-            results = claim["status"]["allocation"].get("devices", {}).get("results") or []
-            drivers = sorted({r["driver"] for r in results})
-            prepared = PreparedClaim(pod_claim=pod_claim, claim=ref)
-            for driver in drivers:
-                plugin = state.plugins.get(driver)
+        """Prepare the pod's claims as upstream's DRA manager does: one NodePrepareResources
+        call per driver with every claim of the pod that has devices of it. None after a
+        failure (a Warning Event says why; the pod is tried again)."""
+        out = [PreparedClaim(pod_claim=name, claim=Claim(
+            namespace=c["metadata"]["namespace"], uid=c["metadata"]["uid"],
+            name=c["metadata"]["name"])) for name, c in claims]
+        results = {p.claim.uid: c["status"]["allocation"].get("devices", {}).get("results")
+                   or [] for p, (_, c) in zip(out, claims, strict=True)}
+        by_driver: dict[str, list[PreparedClaim]] = {}
+        for prepared in out:
+            for driver in sorted({r["driver"] for r in results[prepared.claim.uid]}):
+                by_driver.setdefault(driver, []).append(prepared)
+        try:
+            for driver, batch in sorted(by_driver.items()):
+                plugin = state.plugin(driver)
                 if plugin is None:
-                    await self._event(pod, state, "FailedPrepareDynamicResources",
-                                      f"Failed to prepare dynamic resources: DRA driver "
-                                      f"{driver} is not registered", warning=True)
-                    return None
-                result = (await plugin.node_prepare_resources([ref]))[ref.uid]
-                if result.error:
-                    await self._event(pod, state, "FailedPrepareDynamicResources",
-                                      f"Failed to prepare dynamic resources: prepare dynamic "
-                                      f"resources: NodePrepareResources failed for "
-                                      f"ResourceClaim {ref.name}: {result.error}", warning=True)
-                    return None
-                prepared.devices[driver] = result.devices
-                self.prepared.setdefault((state.name, ref.uid), {}).setdefault(
+                    raise PrepareError(f"DRA driver {driver} is not registered")
+                devices = await self._prepare_with(plugin, [p.claim for p in batch], results)
+                for prepared in batch:
+                    prepared.devices[driver] = devices[prepared.claim.uid]
+        except PrepareError as e:
+            status = pending_status(pod)  # its containers show ContainerCreating meanwhile
+            if status != pod.get("status"):
+                await self._patch_status(pod, state, status)
+            await self._event(pod, state, "FailedPrepareDynamicResources",
+                              f"Failed to prepare dynamic resources: prepare dynamic "
+                              f"resources: {e}", warning=True)
+            return None
+        for prepared in out:
+            for driver in prepared.devices:
+                self.prepared.setdefault((state.name, prepared.claim.uid), {}).setdefault(
                     driver, set()).add(pod["metadata"]["uid"])
-            out.append(prepared)
+        return out
+
+    async def _prepare_with(self, plugin: DRAPlugin, claims: list[Claim],
+                            results: dict[str, list[Obj]]
+                            ) -> dict[str, tuple[PreparedDevice, ...]]:
+        """One driver's NodePrepareResources of a pod's claims, its answer checked as
+        upstream's kubelet checks it (an entry per claim, none for a claim not asked for, no
+        error), and each device checked against the claim's allocation by this driver (each
+        gets the allocation's share ID); the devices by claim UID."""
+        try:
+            answers = await plugin.node_prepare_resources(claims)
+        except PluginCallError as e:
+            raise PrepareError(str(e)) from e
+        names = {c.uid: c.name for c in claims}
+        out: dict[str, tuple[PreparedDevice, ...]] = {}
+        for uid, result in answers.items():
+            if uid not in names:
+                raise PrepareError(f"NodePrepareResources returned result for unknown claim "
+                                   f"UID {uid}")
+            if result.error:
+                raise PrepareError(f"NodePrepareResources failed for ResourceClaim "
+                                   f"{names[uid]}: {result.error}")
+            shares = {(r.get("pool"), r.get("device")): r.get("shareID") for r in results[uid]
+                      if r.get("driver") == plugin.driver_name}
+            devices = []
+            for d in result.devices:
+                if (d.pool_name, d.device_name) not in shares:
+                    raise PrepareError(
+                        f"NodePrepareResources for ResourceClaim {names[uid]} returned device "
+                        f"{plugin.driver_name}/{d.pool_name}/{d.device_name}, which is not "
+                        f"allocated to the claim")
+                share = d.share_id or shares[(d.pool_name, d.device_name)]
+                devices.append(d if share == d.share_id else
+                               dataclasses.replace(d, share_id=share))
+            out[uid] = tuple(devices)
+        if len(out) < len(claims):
+            raise PrepareError(f"NodePrepareResources skipped {len(claims) - len(out)} "
+                               f"ResourceClaims")
         return out
 
     async def _unprepare(self, record: PodRecord) -> None:
@@ -323,11 +363,15 @@ class PodWorker(Controller[str]):
                 if pods:
                     continue
                 users.pop(driver, None)
-                plugin = state.plugins.get(driver) if state is not None else None
+                plugin = state.plugin(driver) if state is not None else None
                 if plugin is not None:
-                    errors = await plugin.node_unprepare_resources([c.claim])
+                    try:
+                        errors = await plugin.node_unprepare_resources([c.claim])
+                    except PluginCallError as e:
+                        errors = {c.claim.uid: str(e)}
                     if errors.get(c.claim.uid):
-                        log.warning("%s", errors[c.claim.uid])
+                        log.warning("unprepare of claim %s/%s: %s", c.claim.namespace,
+                                    c.claim.name, errors[c.claim.uid])
             if not users:
                 self.prepared.pop((record.node, c.claim.uid), None)
 
@@ -351,14 +395,25 @@ class PodWorker(Controller[str]):
 
     def _launch(self, pod: Obj, record: PodRecord, run: ContainerRun, state: NodeState,
                 config: dict[str, dict[str, str]]) -> None:
+        if run.waiting_message and run.wake_at is not None and \
+                run.wake_at > self.clock.monotonic():
+            return  # its creation failed: tried again when the back-off is over
         devices = container_cdi_devices(run.spec, record.claims, record.mappings)
         edits, missing = self.cdi_specs(state.name).resolve(devices)
-        if missing:
-            log.warning("pod %s/%s: unresolvable CDI devices %s", record.namespace,
-                        record.name, missing)
+        if missing:  # as containerd refuses to create the container; retried with back-off
+            run.waiting_reason = "CreateContainerError"
+            run.waiting_message = (f"failed to create containerd container: CDI device "
+                                   f"injection failed: unresolvable CDI devices "
+                                   f"{', '.join(missing)}")
+            run.wake_at = self.clock.monotonic() + crash_loop_delay(run.restarts)
+            record.events.append(("Failed", f"Error: {run.waiting_message}"))
+            return
+        run.waiting_message = ""
         env = container_env(pod, run.spec, edits, host_ip=state.where.internal_ip,
                             pod_ip=record.ip, config=config)
         mounts = {str(m["containerPath"]): str(m["hostPath"]) for m in edits.mounts}
+        mounts.update({str(n["path"]): str(n.get("hostPath") or n["path"])
+                       for n in edits.device_nodes})
         fs = shell.FileSystem(mounts, _read_text)
         sh = shell.Shell(env=env, fs=fs, now=self._now)
         argv = [str(a) for a in (run.spec.get("command") or []) + (run.spec.get("args") or [])]
@@ -421,7 +476,10 @@ class PodWorker(Controller[str]):
         for run in record.runs():
             if run.wake_at is None or run.wake_at > now:
                 continue
-            if run.exit_code is not None:  # a restart's back-off is over
+            if not run.started_at and run.exit_code is None:  # creation failed: again
+                config = config if config is not None else await self._config_maps(pod)
+                self._launch(pod, record, run, state, config)
+            elif run.exit_code is not None:  # a restart's back-off is over
                 config = config if config is not None else await self._config_maps(pod)
                 run.restarts += 1
                 run.started_at = ""
@@ -514,6 +572,9 @@ class PodWorker(Controller[str]):
     # ----- API writes ------------------------------------------------------------------
 
     async def _write_status(self, pod: Obj, record: PodRecord, state: NodeState) -> None:
+        events, record.events = record.events, []
+        for reason, message in events:
+            await self._event(pod, state, reason, message, warning=True)
         # upstream: device health stops being updated once the pod has terminated
         if not record.finished or record.health is None:
             record.health = self.health_for(record)

@@ -12,20 +12,20 @@ protobuf package. Without grpcio the data layer works and the socket is not serv
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import logging
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import kubelet_emu.node_dirs as node_dirs
+import kubelet_emu.sockets as sockets
 from fakeapi.machinery import protowire as pw
 
 log = logging.getLogger(__name__)
 
 Msg = dict[str, Any]
 SERVICE = "v1.PodResourcesLister"
-SOCKET = Path("var") / "lib" / "kubelet" / "pod-resources" / "kubelet.sock"
+SOCKET = node_dirs.POD_RESOURCES
 
 
 class Field(NamedTuple):
@@ -225,35 +225,8 @@ METHODS: Sequence[tuple[str, str, str, str]] = (
      "allocatable"))
 
 
-MAX_SOCKET_PATH = 107
-"""The longest unix socket path (sun_path is 108 bytes with its NUL)."""
-
-
-def bind_path(socket: Path) -> Path:
-    """Where the socket is bound: `socket` itself, or, when that path is too long for a unix
-    socket (a deep data dir), a short one in the temporary folder that `socket` links to
-    (clients too long a path away connect to `os.path.realpath(socket)`)."""
-    if len(str(socket).encode()) <= MAX_SOCKET_PATH:
-        return socket
-    digest = hashlib.sha256(str(socket).encode()).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"fakeapi-podresources-{digest}.sock"
-
-
-def release(socket: Path) -> None:
-    """After the server on `socket` stopped: remove the socket bound away from it (a long
-    path's stand-in in the temporary folder) and the link to it, which nothing else would."""
-    target = bind_path(socket)
-    if target == socket:
-        return
-    for path in (target, socket):
-        try:
-            path.unlink()
-        except FileNotFoundError:
-            pass
-
-
 async def serve(socket: Path, lister: Lister) -> Any:
-    """Serve `lister` on a unix socket (see `bind_path`); returns the started grpc.aio server
+    """Serve `lister` on a unix socket (`sockets.bind_path`); returns the started grpc.aio server
     (stop it with `await server.stop(None)`). grpcio is imported here, when a node first
     serves the API, not when the emulator is loaded."""
     import grpc
@@ -275,13 +248,7 @@ async def serve(socket: Path, lister: Lister) -> Any:
         for name, req, resp, method in METHODS}
     server = grpc.aio.server()
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
-    socket.parent.mkdir(parents=True, exist_ok=True)
-    target = bind_path(socket)
-    for path in {socket, target}:
-        if path.is_symlink() or path.exists():
-            path.unlink()
-    server.add_insecure_port(f"unix://{target}")
+    sockets.listen(server, socket)
     await server.start()
-    if target != socket:
-        socket.symlink_to(target)
+    sockets.link(socket)
     return server

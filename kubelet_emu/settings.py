@@ -1,6 +1,6 @@
 """How the node emulator is configured: how many nodes, with which profile, where their
-files go, and whether nodes that clients create are adopted (`fakeapi serve --nodes`,
-`--node-profile`, `--adopt-nodes`)."""
+files go, whether nodes that clients create are adopted, and how the built-in drivers run
+(`fakeapi serve --nodes`, `--node-profile`, `--adopt-nodes`, `--drivers`, `--disable-driver`)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from fakeapi.machinery.statedir import make_temporary_state
 if TYPE_CHECKING:
     from kubelet_emu.profile import NodeProfile
 
+DRIVER_MODES = ("in-process", "grpc")
+"""How the built-in fake drivers can run (`--drivers`), the default first."""
 DEFAULT_NODES = 2
 DEFAULT_PROFILE = "default"
 """The shipped profile each node has unless another is named."""
@@ -55,6 +57,27 @@ class EmulatorSettings:
     """Run an emulated kubelet for Nodes created through the API (kwok's manage-all-nodes)."""
     state_dir: Path | None = None
     """Root of the nodes' files (`<state>/nodes/<node>/...`); a temporary folder when None."""
+
+    drivers: str = "in-process"
+    """How the built-in fake drivers run: `in-process` (called directly) or `grpc` (each a
+    kubelet plugin served on the node's sockets, registered and called over gRPC)."""
+    disabled_drivers: tuple[str, ...] = ()
+    """Built-in drivers turned off: `DRIVER` on every node, `DRIVER@NODE` on one (so that an
+    external plugin can take the driver's place)."""
+
+    @property
+    def grpc_drivers(self) -> bool:
+        """Whether the built-in drivers run as gRPC plugins."""
+        return self.drivers == "grpc"
+
+    def disabled_on(self, node: str) -> frozenset[str]:
+        """The built-in drivers turned off on `node`."""
+        out = set()
+        for entry in self.disabled_drivers:
+            driver, _, where = entry.partition("@")
+            if not where or where == node:
+                out.add(driver)
+        return frozenset(out)
 
     def node_profile(self) -> NodeProfile:
         """The configured nodes' profile."""

@@ -43,7 +43,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 RUN_SETTINGS = ("seed", "feature_gates", "nodes", "node_profile", "components",
-                "adopt_nodes")
+                "adopt_nodes", "drivers", "disabled_drivers")
 """The run-setting flags (`cli.serve.add_run_settings`), each None on the command line
 unless given."""
 
@@ -55,7 +55,7 @@ def settings_of(recorded: Mapping[str, Any], args: argparse.Namespace) -> Replay
     from fakeapi.replay.replay import ReplaySettings
     from kubelet_emu.profile import NodeProfile
 
-    values = {}
+    values: dict[str, Any] = {}
     for name in RUN_SETTINGS:
         given = getattr(args, name)
         if given is None:
@@ -66,7 +66,7 @@ def settings_of(recorded: Mapping[str, Any], args: argparse.Namespace) -> Replay
                 except ValueError as e:
                     raise ValueError(f"the recorded node profile is not valid here: {e}") from None
         if given is not None:
-            values[name] = given
+            values[name] = tuple(given) if name == "disabled_drivers" else given
     return ReplaySettings(**values)
 
 

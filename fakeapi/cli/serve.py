@@ -17,7 +17,7 @@ from fakeapi.catalog import ALL_COMPONENTS
 from fakeapi.cel.engines import ENGINES, ENV_VAR, EngineUnavailable
 from fakeapi.machinery import features
 from fakeapi.runtime.spec import ComponentSelectionError, select
-from kubelet_emu.settings import DEFAULT_NODES, DEFAULT_PROFILE, EmulatorSettings
+from kubelet_emu.settings import DEFAULT_NODES, DEFAULT_PROFILE, DRIVER_MODES, EmulatorSettings
 
 if TYPE_CHECKING:
     from fakeapi.auth import authn
@@ -107,6 +107,14 @@ def parse_bytes(text: str) -> int:
     return value
 
 
+def parse_disabled_driver(text: str) -> str:
+    """`--disable-driver`: a driver name, optionally `@` a node name."""
+    driver, at, node = text.partition("@")
+    if not driver or (at and not node):
+        raise argparse.ArgumentTypeError(f"invalid driver {text!r}: DRIVER or DRIVER@NODE")
+    return text
+
+
 def add_run_settings(parser: argparse.ArgumentParser) -> None:
     """The flags that make a run what it is (`fakeapi replay` takes them too): the feature
     gates, the seed, the components and the emulated nodes."""
@@ -121,12 +129,22 @@ def add_run_settings(parser: argparse.ArgumentParser) -> None:
                         help=f"emulated nodes to register (default {DEFAULT_NODES})")
     parser.add_argument("--node-profile", type=parse_profile, metavar="NAME|FILE",
                         help="what each node offers: a shipped profile (default, gpu, net, "
-                             "cpu, partitionable, shareable, large) or a profile YAML file "
+                             "cpu, partitionable, shareable, large, empty) or a profile YAML "
+                             "file "
                              f"(default: {DEFAULT_PROFILE}, loaded when the nodes register)")
     parser.add_argument("--adopt-nodes", action=argparse.BooleanOptionalAction, default=True,
                         help="run an emulated kubelet for Nodes that clients create (a node "
                              "labelled or annotated emulator.fakeapi.dev/managed=false is "
                              "always left alone)")
+    parser.add_argument("--drivers", choices=DRIVER_MODES, default=None,
+                        help="how the built-in fake drivers run: in-process (default), or grpc: "
+                             "each a kubelet plugin on the node's sockets, registered and "
+                             "called over gRPC as an external driver is")
+    parser.add_argument("--disable-driver", dest="disabled_drivers", action="append",
+                        type=parse_disabled_driver, metavar="DRIVER[@NODE]",
+                        help="turn off a built-in driver of the node profile, on every node "
+                             "or on one (repeatable), so that your own plugin can take its "
+                             "place under the same name")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -169,7 +187,8 @@ def recorded_settings(args: argparse.Namespace, emulator: EmulatorSettings) -> d
     profile = emulator.node_profile().model_dump(mode="json", by_alias=True)
     return {"seed": args.seed, "clock": args.clock, "feature_gates": dict(args.feature_gates),
             "components": args.components, "nodes": args.nodes, "node_profile": profile,
-            "adopt_nodes": args.adopt_nodes, "cel_engine": args.cel_engine,
+            "adopt_nodes": args.adopt_nodes, "drivers": emulator.drivers,
+            "disabled_drivers": list(emulator.disabled_drivers), "cel_engine": args.cel_engine,
             "from": str(args.from_snapshot) if args.from_snapshot is not None else None}
 
 
@@ -215,7 +234,9 @@ async def serve(args: argparse.Namespace) -> int:
     process.tune()  # RSS follows the retained log; the collector runs less often
     state_dir = args.data_dir or make_temporary_state()
     emulator = EmulatorSettings(nodes=args.nodes, profile=args.node_profile,
-                                adopt_nodes=args.adopt_nodes, state_dir=state_dir)
+                                adopt_nodes=args.adopt_nodes, state_dir=state_dir,
+                                drivers=args.drivers or DRIVER_MODES[0],
+                                disabled_drivers=tuple(args.disabled_drivers or ()))
     config = ClusterConfig(data_dir=args.data_dir, feature_gates=args.feature_gates,
                            seed=args.seed, watch_stall_timeout=args.watch_stall_timeout,
                            settings=recorded_settings(args, emulator) if args.data_dir else {})

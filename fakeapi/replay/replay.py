@@ -64,6 +64,8 @@ class ReplaySettings:
     node_profile: NodeProfile | None = None
     components: str = "*"
     adopt_nodes: bool = True
+    drivers: str = "in-process"
+    disabled_drivers: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -94,7 +96,9 @@ async def replay(recording: Recording, settings: ReplaySettings, *, state_dir: P
     started = time.perf_counter()
     clock = VirtualClock(start=recording.start())
     emulator = EmulatorSettings(nodes=settings.nodes, profile=settings.node_profile,
-                                adopt_nodes=settings.adopt_nodes, state_dir=state_dir)
+                                adopt_nodes=settings.adopt_nodes, state_dir=state_dir,
+                                drivers=settings.drivers,
+                                disabled_drivers=settings.disabled_drivers)
     config = ClusterConfig(data_dir=data_dir, feature_gates=settings.feature_gates,
                            seed=settings.seed, retention=UNBOUNDED, retention_bytes=UNBOUNDED,
                            base=recording.log.base,

@@ -10,9 +10,10 @@ from typing import Any
 from fakeapi.machinery.clock import VirtualClock
 from tests.support.emulated_nodes import emulated_plane, kubelet_of
 
-PARTS = ("nodes", "status", "leases", "slices", "classes", "pods", "faults", "binding")
+PARTS = ("nodes", "plugins", "status", "leases", "slices", "classes", "pods", "faults", "binding")
 NOWHERE: dict[str, Any] = {
-    "nodes": "nowhere", "status": "nowhere", "leases": "nowhere", "slices": ("nowhere", "x"),
+    "nodes": "nowhere", "plugins": ("nowhere", "x.sock"), "status": "nowhere",
+    "leases": "nowhere", "slices": ("nowhere", "x"),
     "classes": "classes", "pods": "default/nowhere", "faults": "nowhere",
     "binding": ("nowhere", "x", "default/nowhere")}
 """A key of each controller that names nothing the kubelet runs."""

@@ -16,6 +16,7 @@ import pytest
 from fakeapi.client import Client
 from fakeapi.controlplane import ControlPlane
 from kubelet_emu import podresources as pr
+from kubelet_emu import sockets
 from tests.support.emulated_nodes import CLAIMS, WITH_SCHEDULING, emulated_plane, kubelet_of
 
 GPU = "gpu.example.com"
@@ -100,7 +101,7 @@ async def test_a_grpc_client_lists_over_the_nodes_socket(depth: int) -> None:
         await run_gpu_pod(plane)
         socket = state / "nodes" / "worker-0" / pr.SOCKET
         assert socket.exists()
-        assert socket.is_symlink() is (len(str(socket)) > pr.MAX_SOCKET_PATH)
+        assert socket.is_symlink() is (len(str(socket)) > sockets.MAX_SOCKET_PATH)
         target = os.path.realpath(socket)
         async with grpc.aio.insecure_channel(f"unix://{target}") as channel:
             def call(method: str, req: str, resp: str) -> Any:
