@@ -13,7 +13,9 @@ cleanup and deallocation, after kube-controller-manager's pkg/controller/resourc
 - `reservedFor` entries of Pods that are gone or done, and of PodGroups that are gone, are
   removed; a claim nobody reserves any more is deallocated (allocation and device status
   cleared, the delete-protection finalizer dropped); a generated claim whose Pod is done is
-  deleted (the garbage collector deletes the others once their owner is gone).
+  deleted (the garbage collector deletes the others once their owner is gone). The special
+  claim the scheduler makes for a Pod's DRA-backed extended resources, named in its
+  `status.extendedResourceClaimStatus` rather than its spec, is freed the same way.
 - A Pod whose ResourceClaim or template does not exist stays Pending with a
   `PodScheduled=False` condition and a Warning Event naming what is missing.
 
@@ -87,7 +89,12 @@ class ResourceClaimController(Controller[Key]):
     # ----- informer handlers: changes → keys ------------------------------------------------
 
     def _pod_changed(self, type_: str, pod: Obj, old: Obj | None) -> list[Key]:
-        if not (pod.get("spec") or {}).get("resourceClaims"):
+        # Same as upstream enqueuePod: the special claim of the pod's extended resources is
+        # in its status, not its spec, and is released like the others (whatever the gate
+        # is now: it may have been made while it was on)
+        spec_claims = bool((pod.get("spec") or {}).get("resourceClaims"))
+        extended = pc.extended_claim_name(pod)
+        if not spec_claims and not extended:
             return []
         meta = pod["metadata"]
         ns = meta.get("namespace", "")
@@ -98,10 +105,12 @@ class ResourceClaimController(Controller[Key]):
             self.missing.pop(meta["uid"], None)
         if gone or pc.pod_done(pod):
             keys += [("claim", ns, n) for n in pc.known_claim_names(pod)]
+            if extended:
+                keys.append(("claim", ns, extended))
             keys += [("claim", ns, o["metadata"]["name"])
                      for o in self.claims.cache.by_index(BY_CONSUMER, meta["uid"])]
-        elif not meta.get("deletionTimestamp"):
-            keys.append(("pod", ns, meta["name"]))
+        elif spec_claims and not meta.get("deletionTimestamp"):
+            keys.append(("pod", ns, meta["name"]))  # nothing to make for the special claim
         return keys
 
     def _claim_changed(self, type_: str, claim: Obj, old: Obj | None) -> list[Key]:

@@ -59,6 +59,13 @@ def known_claim_names(owner: Obj) -> Iterator[str]:
             yield name
 
 
+def extended_claim_name(pod: Obj) -> str:
+    """The special claim of the pod's DRA-backed extended resources, which the scheduler
+    made and recorded in `status.extendedResourceClaimStatus` (KEP-5004), or ""."""
+    status = (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
+    return str(status.get("resourceClaimName") or "")
+
+
 def claims_index(owner: Obj) -> list[str]:
     """Index values `namespace/claim` of the claims an owner names (the informer index
     `claim` on Pods, shared by the controllers that read it)."""

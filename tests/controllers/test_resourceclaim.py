@@ -5,14 +5,15 @@ The controller runs without the scheduler and the kubelet: the tests allocate cl
 admin client (what the scheduler writes) and create Pods already bound to a node (which the
 controller reserves for, as upstream does for pods scheduled behind the scheduler's back).
 No kubelet confirms a bound Pod's graceful deletion, so the tests delete those with grace 0,
-as the kubelet finally does.
+as the kubelet finally does. The extended-resource tests run the scheduler too: the special
+claim is its own, made when it binds the pod.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from fakeapi.machinery.clock import VirtualClock
 from tests.support import dra
 from tests.support.dra import CLAIMS, POD_GROUPS, TEMPLATES
 from tests.support.plane import running_plane, stall_calls
+from tests.support.scheduling import node
 
 CONTROLLERS = "resource-claim-controller,garbage-collector"
 
@@ -363,6 +365,65 @@ async def test_deleting_an_unreserved_allocated_claim_frees_it(plane: ControlPla
     await admin.delete(CLAIMS, "idle", "default")
     await plane.settle()
     assert await dra.get_or_none(admin, CLAIMS, "idle") is None
+
+
+# ----- the special claim of extended resources ----------------------------------------------
+
+EXTENDED = "scheduler,resource-claim-controller,namespace-controller"
+"""The scheduler makes the special claim; no garbage collector, so what is released is the
+claim controller's own work (upstream re-queues `status.extendedResourceClaimStatus`)."""
+GPU = "example.com/gpu"
+EXT_NS = "gpu-test"
+
+
+async def _delete_namespace(plane: ControlPlane, admin: Client) -> None:
+    """`kubectl delete -f` of the example: the namespace first; the namespace controller
+    deletes the bound pod gracefully, and its kubelet then deletes it with grace 0."""
+    await admin.delete("namespaces", EXT_NS)
+    await plane.settle()
+    await admin.delete("pods", "pod0", EXT_NS, grace_period_seconds=0)
+
+
+async def _delete_pod(plane: ControlPlane, admin: Client) -> None:
+    await admin.delete("pods", "pod0", EXT_NS, grace_period_seconds=0)
+
+
+async def _succeed(plane: ControlPlane, admin: Client) -> None:
+    pod = await admin.get("pods", "pod0", EXT_NS)
+    pod["status"]["phase"] = "Succeeded"
+    await admin.update("pods", pod, subresource="status")
+
+
+@pytest.mark.parametrize("end,namespace_left,claim_left", [
+    (_delete_namespace, False, False),  # the claim freed, then gone with its namespace
+    (_delete_pod, True, True),  # freed; deleting it is the garbage collector's
+    (_succeed, True, False),  # freed and deleted, as a done pod's generated claim
+], ids=["namespace-first", "pod-deleted", "pod-succeeded"])
+async def test_the_special_claim_of_extended_resources_is_freed_when_its_pod_ends(
+        end: Callable[[ControlPlane, Client], Awaitable[None]], namespace_left: bool,
+        claim_left: bool) -> None:
+    async with running_plane(EXTENDED, seed=3) as plane:
+        admin = plane.cluster.client("admin")
+        await admin.create("nodes", node("worker-1"))
+        await admin.create(dra.SLICES, dra.node_slice("worker-1", devices=2))
+        await admin.create("deviceclasses.resource.k8s.io", dra.extended_class(GPU))
+        await admin.create("namespaces", {"metadata": {"name": EXT_NS}})
+        await admin.create("pods", dra.requesting(dra.pod("pod0", EXT_NS), GPU, 1))
+        await plane.settle()
+        pod = await admin.get("pods", "pod0", EXT_NS)
+        name = pod["status"]["extendedResourceClaimStatus"]["resourceClaimName"]
+        special = await admin.get(CLAIMS, name, EXT_NS)
+        assert dra.reserved(special) == [("pods", "pod0")]
+        assert special["metadata"]["finalizers"] == [dra.PROTECTION]
+        await end(plane, admin)
+        await plane.settle()
+        left = await dra.claims_of(admin, EXT_NS)
+        for claim in left.values():
+            assert claim["status"] == {}  # unreserved and deallocated
+            assert not claim["metadata"].get("finalizers")
+        assert list(left) == ([name] if claim_left else [])
+        ns = await dra.get_or_none(admin, "namespaces", EXT_NS, "")
+        assert (ns is not None) == namespace_left
 
 
 # ----- restarts ---------------------------------------------------------------------------

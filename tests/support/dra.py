@@ -65,6 +65,32 @@ def pod_group(name: str, namespace: str = "default", *, claims: list[Obj]) -> Ob
             "spec": {"schedulingPolicy": {"basic": {}}, "resourceClaims": claims}}
 
 
+def extended_class(resource_name: str, name: str = DRIVER) -> Obj:
+    """A DeviceClass of the driver's devices that backs an extended resource (its pods ask
+    for `resource_name` in their containers' requests, and the scheduler makes the claim)."""
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+            "metadata": {"name": name},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}],
+                     "extendedResourceName": resource_name}}
+
+
+def node_slice(node: str, devices: int) -> Obj:
+    """The ResourceSlice of a node with `devices` devices of the driver, gpu-0 on."""
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"name": f"{node}-{DRIVER}"},
+            "spec": {"driver": DRIVER, "nodeName": node,
+                     "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                     "devices": [{"name": f"gpu-{i}"} for i in range(devices)]}}
+
+
+def requesting(body: Obj, resource_name: str, count: int) -> Obj:
+    """A Pod body whose first container asks for `count` of an extended resource."""
+    container = body["spec"]["containers"][0]
+    amount = {resource_name: str(count)}
+    container["resources"] = {"requests": amount, "limits": dict(amount)}
+    return body
+
+
 def from_template(name: str, template_name: str) -> Obj:
     """A `resourceClaims` entry using a template."""
     return {"name": name, "resourceClaimTemplateName": template_name}
