@@ -128,10 +128,12 @@ class Kubelet:
 
     def ready(self) -> bool:
         """Every controller's informers synced and every emulated node of the settings
-        registered (the server's ready line waits for it, so `kubectl get nodes` right after
-        it lists them)."""
+        registered, its drivers' plugins too (the server's ready line waits for it, so
+        `kubectl get nodes` right after it lists them, and their pods can run)."""
         return all(c.ready() for c in self.controllers) and all(
-            n in self.nodes.by_name for n in self.nodes.configured)
+            n in self.nodes.by_name and all(self.nodes.by_name[n].plugin(d) is not None
+                                            for d in self.nodes.by_name[n].fakes)
+            for n in self.nodes.configured)
 
     def queues(self) -> Sequence[WorkQueue[Any]]:
         """Each controller's work queue (for `/metrics`)."""

@@ -30,6 +30,7 @@ import yaml
 from fakeapi.machinery.quantity import parse_quantity
 from kubelet_emu.logs import read_log
 from kubelet_emu.metadata import read_stream
+from kubelet_emu.settings import DRIVER_MODES
 from tests.support.demos import claim_driver, manifest
 from tests.support.kubectl import Kubectl
 from tests.support.paths import ROOT
@@ -333,34 +334,58 @@ def server_key(scenario: Obj) -> tuple[str, str]:
     return scenario["profile"], scenario.get("gates", "")
 
 
+def profile_drivers(profile: str) -> list[str]:
+    """The names of a profile's drivers."""
+    from kubelet_emu.profile import load_profile
+    return [d.name for d in load_profile(profile_arg(profile)).drivers]
+
+
 def profile_arg(profile: str) -> str:
     """A shipped profile's name, or the path of a test profile of that name."""
     path = DATA / "profiles" / f"{profile}.yaml"
     return str(path) if path.exists() else profile
 
 
+ServerKey = tuple[str, str, str]
+"""(profile, feature gates, --drivers)."""
+
+
 @pytest.fixture(scope="module")
 def servers(kubectl_binary: str, tmp_path_factory: pytest.TempPathFactory
-            ) -> Iterator[dict[tuple[str, str], tuple[ServerProcess, Kubectl]]]:
-    started: dict[tuple[str, str], tuple[ServerProcess, Kubectl]] = {}
-    try:
-        for profile, gates in sorted({server_key(s) for s in SCENARIOS}):
+            ) -> Iterator[dict[ServerKey, tuple[ServerProcess, Kubectl]]]:
+    """A server per profile, gates and driver mode, started when a scenario first needs it."""
+    started: dict[ServerKey, tuple[ServerProcess, Kubectl]] = {}
+
+    class Servers(dict[ServerKey, tuple[ServerProcess, Kubectl]]):
+        def __missing__(self, key: ServerKey) -> tuple[ServerProcess, Kubectl]:
+            profile, gates, drivers = key
             srv = start_server(tmp_path_factory.mktemp(profile), "--nodes", "1",
-                               "--node-profile", profile_arg(profile),
+                               "--node-profile", profile_arg(profile), "--drivers", drivers,
                                *(("--feature-gates", gates) if gates else ()))
-            started[(profile, gates)] = (srv, Kubectl(kubectl_binary, srv.kubeconfig))
-        yield started
+            started[key] = self[key] = (srv, Kubectl(kubectl_binary, srv.kubeconfig))
+            return self[key]
+    try:
+        yield Servers()
     finally:
         for srv, _ in started.values():
             assert srv.stop() == 0
 
 
+@pytest.mark.parametrize("drivers", DRIVER_MODES)
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s["name"] for s in SCENARIOS])
 def test_the_example_drivers_demo_scenarios(
-        servers: dict[tuple[str, str], tuple[ServerProcess, Kubectl]], scenario: Obj) -> None:
-    srv, k = servers[server_key(scenario)]
+        servers: dict[ServerKey, tuple[ServerProcess, Kubectl]], scenario: Obj,
+        drivers: str) -> None:
+    """Each demo, with the built-in drivers in process and as gRPC plugins (the same
+    outcome proves the two paths behave the same)."""
+    srv, k = servers[(*server_key(scenario), drivers)]
     ns = scenario["name"]
     k("wait", "--for=condition=Ready", f"node/{NODE}", "--timeout=30s")
+    if drivers == "grpc":  # every driver of the profile registered over gRPC
+        sockets = srv.data_dir / "nodes" / NODE / "var" / "lib" / "kubelet" / "plugins_registry"
+        want = sorted(f"{d}-reg.sock" for d in profile_drivers(scenario["profile"]))
+        poll(lambda: sorted(p.name for p in sockets.iterdir()), what="the plugins' sockets",
+             until=lambda names: names == want)
     k("apply", "-f", "-", input=yaml.safe_dump_all(manifest(scenario)))
     for item in scenario["manifest"]:
         if item["kind"] == "Deployment":

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from kubelet_emu.profile import load_profile
-from kubelet_emu.settings import EmulatorSettings
+from kubelet_emu.settings import DRIVER_MODES, EmulatorSettings
 from tests.support.demos import objects
 from tests.support.inprocess import Session, serving
 from tests.support.paths import ROOT
@@ -33,10 +33,12 @@ DRIVER = "gpu.example.com"
 Obj = dict[str, Any]
 
 
-@pytest.fixture
-async def cluster(tmp_path: Path, kubectl_binary: str) -> AsyncIterator[Session]:
-    """The whole control plane with one emulated node of the `gpu` profile."""
-    emulator = EmulatorSettings(nodes=1, profile=load_profile("gpu"),
+@pytest.fixture(params=DRIVER_MODES)
+async def cluster(tmp_path: Path, kubectl_binary: str,
+                  request: pytest.FixtureRequest) -> AsyncIterator[Session]:
+    """The whole control plane with one emulated node of the `gpu` profile, its driver in
+    process or as a gRPC plugin."""
+    emulator = EmulatorSettings(nodes=1, profile=load_profile("gpu"), drivers=request.param,
                                 state_dir=tmp_path / "state")
     async with serving(tmp_path, kubectl_binary, "*", emulator) as s:
         await s("wait", "--for=condition=Ready", "node/worker-0", "--timeout=30s")
