@@ -12,7 +12,9 @@ runs it once it is back. Bad plugins are refused with the kubelet's words and br
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -22,9 +24,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 import yaml
 
+from kubelet_emu import podresources as pr
 from tests.support.kubectl import Kubectl
 from tests.support.paths import ROOT
 from tests.support.processes import ServerProcess, start_server
@@ -129,8 +133,25 @@ def test_node_env_prints_the_nodes_folders(flags: list[str], server: ServerProce
                      f"--cdi-root={root}/var/run/cdi"]
 
 
+def pod_resources(server: ServerProcess) -> Obj:
+    """The node's PodResources List, over its socket."""
+    socket = server.data_dir / "nodes" / NODE / pr.SOCKET
+
+    async def call() -> Obj:
+        async with grpc.aio.insecure_channel(f"unix://{os.path.realpath(socket)}") as channel:
+            return await channel.unary_unary(
+                f"/{pr.SERVICE}/List",
+                request_serializer=lambda m: pr.encode("ListPodResourcesRequest", m),
+                response_deserializer=lambda b: pr.decode("ListPodResourcesResponse", b))({})
+    return asyncio.run(call())
+
+
+def uid_of(k: Kubectl, claim: str) -> str:
+    return str(get(k, "resourceclaim", claim, "-n", "ext")["metadata"]["uid"])
+
+
 def test_an_external_plugin_prepares_runs_reports_health_and_unprepares(
-        k: Kubectl, flags: list[str], tmp_path: Path) -> None:
+        k: Kubectl, flags: list[str], tmp_path: Path, server: ServerProcess) -> None:
     plugin = Plugin(flags, tmp_path / "calls.jsonl")
     try:
         poll(plugin.seen, what="registered", until=lambda c: {"call": "registered", "ok": True,
@@ -149,6 +170,10 @@ def test_an_external_plugin_prepares_runs_reports_health_and_unprepares(
         assert f'declare -x EXT_DEVICE_0="{device}"' in logs  # the device's own edits
         assert f'declare -x EXT_CLAIM="ext/{claim}"' in logs  # the spec's edits
         assert poll(lambda: health(k, "ext"), what="healthy") == [("Healthy", "")]
+        [listed] = pod_resources(server)["pod_resources"]  # PodResources knows the device
+        [resource] = listed["containers"][0]["dynamic_resources"][0]["claim_resources"]
+        assert (resource["driver_name"], resource["device_name"]) == (DRIVER, device)
+        assert resource["cdi_devices"] == [{"name": f"{DRIVER}/dev={uid_of(k, claim)}-{device}"}]
 
         plugin.proc.send_signal(signal.SIGUSR1)
         poll(lambda: health(k, "ext"), what="unhealthy",
@@ -187,6 +212,53 @@ def test_a_plugin_killed_while_it_prepares_runs_the_pod_once_it_is_back(
         k("delete", "namespace", "crash", "--ignore-not-found", "--timeout=60s")
 
 
+def node_events(k: Kubectl, message: str) -> list[Obj]:
+    """The Node's registration failures that say `message`."""
+    return [e for e in get(k, "events", "-n", "default")["items"]
+            if e["reason"] == "FailedPluginRegistration" and message in e["message"]]
+
+
+def test_a_plugin_that_never_answers_get_info_is_not_registered(
+        k: Kubectl, flags: list[str], tmp_path: Path) -> None:
+    plugin = Plugin(flags, tmp_path / "calls.jsonl", "--driver", "mute.example.com",
+                    "--hang-get-info")
+    try:
+        [event] = poll(lambda: node_events(k, "failed to get plugin info using RPC GetInfo at "
+                                              "socket ") and node_events(k, "mute.example.com"),
+                       what="the Node's Event")
+        assert "err: rpc error: code = DeadlineExceeded" in event["message"]
+        assert plugin.seen() == []  # not told: the kubelet could not ask it anything
+    finally:
+        plugin.stop(signal.SIGKILL)
+
+
+def test_of_two_plugins_of_one_driver_the_newest_wins(
+        k: Kubectl, flags: list[str], tmp_path: Path) -> None:
+    older = Plugin(flags, tmp_path / "older.jsonl", "--registration-name", "older-reg.sock",
+                   "--endpoint-name", "older.sock")
+    newer = None
+    try:
+        poll(older.seen, what="the older registered",
+             until=lambda c: any(x["call"] == "registered" for x in c))
+        newer = Plugin(flags, tmp_path / "newer.jsonl", "--registration-name", "newer-reg.sock",
+                       "--endpoint-name", "newer.sock")
+        poll(newer.seen, what="the newer registered",
+             until=lambda c: any(x["call"] == "registered" for x in c))
+        k("apply", "-f", "-", input=yaml.safe_dump_all(manifests("two")))
+        k("wait", "--for=condition=Ready", "pod/pod0", "-n", "two", "--timeout=60s")
+        assert [x["call"] for x in newer.seen()] == ["registered", "prepare"]
+        assert [x["call"] for x in older.seen()] == ["registered"]
+        newer.stop()  # gone: the older one serves the driver again
+        k("delete", "pod", "pod0", "-n", "two", "--timeout=60s")
+        poll(older.seen, what="the older unprepared",
+             until=lambda c: [x["call"] for x in c] == ["registered", "unprepare"])
+    finally:
+        older.stop()
+        if newer is not None:
+            newer.stop()
+        k("delete", "namespace", "two", "--ignore-not-found", "--timeout=60s")
+
+
 @pytest.mark.parametrize(("extra", "message"), [
     (("--type", "CSIPlugin"), "RegisterPlugin error -- no handler registered for plugin type: "
                               "CSIPlugin at socket "),
@@ -203,9 +275,7 @@ def test_a_plugin_the_kubelet_refuses_is_told_why_and_breaks_nothing(
         told = poll(plugin.seen, what="told it was refused",
                     until=lambda c: any(x["call"] == "registered" for x in c))
         assert told[0]["ok"] is False and message in told[0]["error"]
-        refused = poll(lambda: [e for e in get(k, "events", "-n", "default")["items"]
-                                if e["reason"] == "FailedPluginRegistration"
-                                and message in e["message"]], what="the Node's Event")
+        refused = poll(lambda: node_events(k, message), what="the Node's Event")
         assert refused[0]["involvedObject"]["kind"] == "Node"
         assert refused[0]["type"] == "Warning"
         assert get(k, "node", NODE)["status"]["conditions"][-1]["status"] == "True"

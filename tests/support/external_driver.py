@@ -14,7 +14,8 @@ Preparing a claim writes a CDI spec (YAML, as the cdi library writes it) whose d
 makes every device Unhealthy; SIGUSR2 stops the health reports (the stream stays open).
 `--prepare-delay` makes preparing slow (to kill it meanwhile); `--bogus-device` answers with
 a device the claim was not given, `--unknown-cdi` with a CDI device no spec defines;
-`--type` and `--versions` set what it registers as.
+`--type` and `--versions` set what it registers as, `--hang-get-info` never answers GetInfo,
+and `--registration-name`/`--endpoint-name` let two instances of one driver run side by side.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ class Driver(registration_pb2_grpc.RegistrationServicer, dra_pb2_grpc.DRAPluginS
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
-        self.endpoint = Path(args.kubelet_plugins_directory_path) / args.driver / "dra.sock"
+        self.endpoint = Path(args.kubelet_plugins_directory_path) / args.driver / \
+            args.endpoint_name
         self.unhealthy = threading.Event()
         self.silent = threading.Event()
         config.load_kube_config(args.kubeconfig)
@@ -66,6 +68,8 @@ class Driver(registration_pb2_grpc.RegistrationServicer, dra_pb2_grpc.DRAPluginS
     # ----- registration -----------------------------------------------------------------
 
     def GetInfo(self, request: Any, context: Any) -> Any:  # noqa: N802 (gRPC's names)
+        if self.args.hang_get_info:
+            time.sleep(3600)
         return registration_pb2.PluginInfo(type=self.args.type, name=self.args.driver,
                                            endpoint=str(self.endpoint),
                                            supported_versions=self.args.versions)
@@ -149,7 +153,8 @@ def serve(args: argparse.Namespace) -> None:
     driver.publish()
     signal.signal(signal.SIGUSR1, lambda *_: driver.unhealthy.set())
     signal.signal(signal.SIGUSR2, lambda *_: driver.silent.set())
-    registration = Path(args.kubelet_registrar_directory_path) / f"{args.driver}-reg.sock"
+    registration = Path(args.kubelet_registrar_directory_path) / (
+        args.registration_name or f"{args.driver}-reg.sock")
     servers = []
     services = (dra_pb2_grpc.add_DRAPluginServicer_to_server,
                 health_pb2_grpc.add_DRAResourceHealthServicer_to_server)
@@ -189,6 +194,10 @@ def main() -> None:
     parser.add_argument("--bogus-device", action="store_true")
     parser.add_argument("--unknown-cdi", action="store_true")
     parser.add_argument("--type", default="DRAPlugin")
+    parser.add_argument("--hang-get-info", action="store_true")
+    parser.add_argument("--registration-name", help="its socket's name in the registry folder")
+    parser.add_argument("--endpoint-name", default="dra.sock",
+                        help="its DRA socket's name in its plugin folder")
     parser.add_argument("--versions", nargs="*",
                         default=["v1.DRAPlugin", "v1.DRAResourceHealth"])
     serve(parser.parse_args())
