@@ -49,7 +49,7 @@ def run_log_command(args: argparse.Namespace) -> int:
 def _answer(action: Callable[[], tuple[int, str]],
             refused: type[Exception] | tuple[()]) -> int:
     """Print what `action` says and return its code; 1 for a refusal, 2 for no log."""
-    from fakeapi.storage.wal import WalCorruptError
+    from fakeapi.storage.walformat import WalCorruptError
 
     try:
         code, text = action()

@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from fakeapi.cli.remote import RemoteError
     from fakeapi.registry.loglisting import ListingError
     from fakeapi.storage.recording import RecordingMissing
-    from fakeapi.storage.wal import WalCorruptError, WalDamagedError
+    from fakeapi.storage.walformat import WalCorruptError, WalDamagedError
 
     if args.data_dir is None and args.kubeconfig is None:
         print("fakeapi: log show needs DIR or --kubeconfig", file=sys.stderr)

@@ -227,7 +227,7 @@ async def serve(args: argparse.Namespace) -> int:
     from fakeapi.machinery.statedir import make_temporary_state
     from fakeapi.storage import logcheck
     from fakeapi.storage.store import ReplayError
-    from fakeapi.storage.wal import WalDamagedError, WalError
+    from fakeapi.storage.walformat import WalDamagedError, WalError
 
     if args.cel_engine:
         cel.set_default_engine(args.cel_engine)

@@ -19,7 +19,7 @@ from tqdm import tqdm
 from fakeapi.storage import compaction, logcheck
 from fakeapi.storage.recording import NO_HEADER, Header, parse_header
 from fakeapi.storage.store import ReplayError, Store
-from fakeapi.storage.wal import WalCorruptError, scan_file
+from fakeapi.storage.walformat import WalCorruptError, scan_file
 
 CHUNK = 20_000
 """Records replayed per step (the progress bar moves once per step)."""

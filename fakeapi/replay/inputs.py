@@ -25,7 +25,7 @@ from fakeapi.registry.kinds import CLOCKS, ENDPOINT_SLICES
 from fakeapi.replay.history import HistoryError, LogDamaged, LogRecords, check_revision, read_log
 from fakeapi.schema.emulator import CLOCK_NAME
 from fakeapi.storage import compaction
-from fakeapi.storage.wal import WalCorruptError
+from fakeapi.storage.walformat import WalCorruptError
 
 Head = dict[str, Any]
 

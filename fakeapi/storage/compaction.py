@@ -25,7 +25,7 @@ from fakeapi.storage.log import Event, EventLog
 from fakeapi.storage.logcheck import stopped
 from fakeapi.storage.recording import LOG_NAME, base_path, parse_header
 from fakeapi.storage.store import ReplayError, Store
-from fakeapi.storage.wal import (
+from fakeapi.storage.walformat import (
     Ack,
     WalCorruptError,
     encode_record,

@@ -34,7 +34,8 @@ from fakeapi.machinery.clock import Clock, RealClock
 from fakeapi.machinery.errors import ApiError, Cause
 from fakeapi.machinery.jsonio import loads
 from fakeapi.machinery.watchtypes import ADDED, DELETED, MODIFIED
-from fakeapi.storage.wal import WalError, WriteAheadLog
+from fakeapi.storage.wal import WriteAheadLog
+from fakeapi.storage.walformat import WalError
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from fakeapi.machinery.jsonio import loads
 from fakeapi.storage.log import Event
 from fakeapi.storage.recording import LOG_NAME, base_path, parse_header
-from fakeapi.storage.wal import Ack, ScanResult, WalError, lock, scan_file, write_ack
+from fakeapi.storage.walformat import Ack, ScanResult, WalError, lock, scan_file, write_ack
 
 
 class RepairError(Exception):

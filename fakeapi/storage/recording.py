@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from fakeapi.storage.log import Event
-from fakeapi.storage.wal import (
+from fakeapi.storage.walformat import (
     FORMAT,
     Damage,
     WalCorruptError,

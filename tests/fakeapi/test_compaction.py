@@ -15,7 +15,8 @@ from fakeapi.replay import history
 from fakeapi.storage import compaction, logcheck, recording
 from fakeapi.storage.log import CompactedError, Event
 from fakeapi.storage.store import Store
-from fakeapi.storage.wal import WalCorruptError, WriteAheadLog
+from fakeapi.storage.wal import WriteAheadLog
+from fakeapi.storage.walformat import WalCorruptError
 from tests.support.datadirs import ADMIN, add_history, flip_record, make_log
 
 Key = tuple[str, str, str]

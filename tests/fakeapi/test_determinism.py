@@ -20,7 +20,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from fakeapi.storage.wal import scan_file
+from fakeapi.storage.walformat import scan_file
 from tests.support.paths import ROOT
 from tests.support.scripted_run import FAULTS, first_difference, read_records, run
 

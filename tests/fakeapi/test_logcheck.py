@@ -11,7 +11,8 @@ import pytest
 from fakeapi.cli import main as cli
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.storage import logcheck
-from fakeapi.storage.wal import WriteAheadLog, ack_path, encode_record, new_file, read_ack
+from fakeapi.storage.wal import WriteAheadLog
+from fakeapi.storage.walformat import ack_path, encode_record, new_file, read_ack
 from tests.support.datadirs import flip_record, make_log
 
 

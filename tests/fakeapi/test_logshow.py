@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from fakeapi.cli import main as cli
-from fakeapi.storage.wal import RECORD_HEADER, scan_file
+from fakeapi.storage.walformat import RECORD_HEADER, scan_file
 from tests.support.paths import ROOT
 from tests.support.processes import stderr_on_a_terminal
 

@@ -13,13 +13,13 @@ import pytest
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.replay import history
 from fakeapi.storage import logcheck, recording
-from fakeapi.storage.wal import (
+from fakeapi.storage.wal import WriteAheadLog
+from fakeapi.storage.walformat import (
     FILE_MAGIC,
     RECORD_HEADER,
     WalCorruptError,
     WalDamagedError,
     WalFormatError,
-    WriteAheadLog,
     encode_record,
     scan_file,
 )

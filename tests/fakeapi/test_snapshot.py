@@ -20,7 +20,7 @@ from fakeapi.replay import history, restore, snapshot
 from fakeapi.storage import logcheck
 from fakeapi.storage.log import Event
 from fakeapi.storage.store import Store
-from fakeapi.storage.wal import encode_record, scan_file
+from fakeapi.storage.walformat import encode_record, scan_file
 from tests.support.datadirs import WIDGETS, add_history, flip_record, make_log
 
 Obj = dict[str, Any]

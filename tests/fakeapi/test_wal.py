@@ -15,15 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from fakeapi.storage import wal as wal_mod
-from fakeapi.storage.wal import (
+from fakeapi.storage import walformat
+from fakeapi.storage.wal import WalClosedError, WriteAheadLog
+from fakeapi.storage.walformat import (
     FILE_MAGIC,
     RECORD_HEADER,
-    WalClosedError,
     WalCorruptError,
     WalDamagedError,
     WalError,
-    WriteAheadLog,
     encode_record,
     new_file,
 )
@@ -97,12 +96,26 @@ async def test_append_is_buffered_and_seq_continues_after_reopen(tmp_path: Path)
 
 
 def test_oversized_record_is_rejected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(wal_mod, "MAX_RECORD_BYTES", 20)  # above the header record's 12
+    monkeypatch.setattr(walformat, "MAX_RECORD_BYTES", 20)  # above the header record's 12
     wal, _ = WriteAheadLog.open(tmp_path / "events.wal")
-    with pytest.raises(ValueError, match="exceeds"):
+    with pytest.raises(ValueError, match="exceeds 20"):
         wal.append(b"x" * 21)
     assert wal.last_seq == 0
     wal.close_now()
+
+
+def test_one_record_limit_governs_the_writer_and_the_readers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The limit lives in `walformat` alone and both halves read it when they run, so a
+    record written under a larger limit is one the readers refuse under a smaller one."""
+    path = tmp_path / "events.wal"
+    write_good(path, [b"x" * 21])
+    monkeypatch.setattr(walformat, "MAX_RECORD_BYTES", 20)
+    why = "record length 21 is impossible"
+    assert walformat.next_record(encode_record(b"x" * 21), 0) == (None, 0, why)
+    assert walformat.scan_file(path).damage is not None
+    with pytest.raises(WalDamagedError, match=why):
+        WriteAheadLog.open(path)
 
 
 # -- torn tails ------------------------------------------------------------------------------
@@ -157,7 +170,7 @@ async def test_only_an_unacknowledged_torn_final_write_is_cut(
     path = tmp_path / "events.wal"
     write_good(path, GOOD)
     if not with_ack:
-        wal_mod.ack_path(path).unlink()
+        walformat.ack_path(path).unlink()
     damaged = damage(path.read_bytes())
     path.write_bytes(damaged)
     survivors = with_ack_survivors if with_ack else framing_survivors
@@ -179,7 +192,7 @@ async def test_only_an_unacknowledged_torn_final_write_is_cut(
     if len(damaged) > good_size:
         assert "cut an unacknowledged torn final write" in caplog.text
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
-    assert wal_mod.read_ack(path) == wal_mod.Ack(good_size, survivors)
+    assert walformat.read_ack(path) == walformat.Ack(good_size, survivors)
 
     seq = wal.append(b"after-recovery")
     assert seq == survivors + 1
@@ -202,7 +215,7 @@ def test_every_cut_point_recovers_exactly_the_whole_records_by_framing(tmp_path:
         whole = sum(1 for end in ends[1:] if end <= cut)
         assert reopen(cut_path) == payloads[:whole], f"cut at {cut}"
         assert cut_path.stat().st_size == ends[whole]
-        wal_mod.ack_path(cut_path).unlink()
+        walformat.ack_path(cut_path).unlink()
 
 
 def test_a_cut_into_acknowledged_records_is_refused_at_every_point(tmp_path: Path) -> None:
@@ -234,25 +247,25 @@ def test_mid_log_corruption_is_refused_with_its_offset(tmp_path: Path) -> None:
     assert damage.acknowledged and not damage.torn
     assert damage.why == "checksum mismatch"
     assert path.read_bytes() == damaged
-    assert list(tmp_path.glob("events.wal.*")) == [wal_mod.ack_path(path)]
-    scan = wal_mod.scan_file(path)
+    assert list(tmp_path.glob("events.wal.*")) == [walformat.ack_path(path)]
+    scan = walformat.scan_file(path)
     assert scan.records == payloads[:1] and scan.damage == damage
 
 
 def test_the_ack_file_follows_every_flush(tmp_path: Path) -> None:
     path = tmp_path / "events.wal"
     wal, _ = WriteAheadLog.open(path)
-    assert wal_mod.read_ack(path) == wal_mod.Ack(len(START), 0)
+    assert walformat.read_ack(path) == walformat.Ack(len(START), 0)
     wal.append(b"one")
-    assert wal_mod.read_ack(path) == wal_mod.Ack(len(START), 0), "append alone acks nothing"
+    assert walformat.read_ack(path) == walformat.Ack(len(START), 0), "append alone acks nothing"
     wal.flush_now()
     size = len(START) + len(encode_record(b"one"))
-    assert wal_mod.read_ack(path) == wal_mod.Ack(size, 1)
+    assert walformat.read_ack(path) == walformat.Ack(size, 1)
     wal.close_now()
-    wal_mod.ack_path(path).write_bytes(b"garbage")
-    assert wal_mod.read_ack(path) is None  # a damaged ack file counts as none
+    walformat.ack_path(path).write_bytes(b"garbage")
+    assert walformat.read_ack(path) is None  # a damaged ack file counts as none
     assert reopen(path) == [b"one"]
-    assert wal_mod.read_ack(path) == wal_mod.Ack(size, 1), "the open rewrites it"
+    assert walformat.read_ack(path) == walformat.Ack(size, 1), "the open rewrites it"
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,7 @@ import orjson
 
 from fakeapi.storage.log import Event
 from fakeapi.storage.logcheck import log_path
-from fakeapi.storage.wal import scan_file
+from fakeapi.storage.walformat import scan_file
 from tests.support.processes import ServerProcess, start_server
 from tests.support.waiting import poll_async
 

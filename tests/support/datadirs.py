@@ -9,7 +9,8 @@ from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.machinery.decode import json_copy
 from fakeapi.registry.context import RequestContext
 from fakeapi.storage import logcheck
-from fakeapi.storage.wal import WriteAheadLog, scan_file
+from fakeapi.storage.wal import WriteAheadLog
+from fakeapi.storage.walformat import scan_file
 
 
 def make_log(data_dir: Path, configmaps: int = 5) -> int:
