@@ -5,9 +5,12 @@
   10,000 in 60 s);
 - GPU pods: 10,000 pods with one GPU claim each from a template on 1,250 nodes x 8 GPUs, from
   created to Running (<= 40 s), with the claim controller and the scheduler in the loop;
+- gRPC drivers: 1,000 one-GPU pods on 125 nodes with the built-in drivers in process and
+  as gRPC plugins (`--drivers grpc`): the wall and CPU time preparing through gRPC adds per
+  pod (issue 17: <= 2 ms);
 - the process RSS at the end of each part.
 
-Run with `.venv/bin/python bench/bench_kubelet.py [--parts slices plain gpu] [--scale F]`
+Run with `.venv/bin/python bench/bench_kubelet.py [--parts slices plain gpu grpc] [--scale F]`
 (`--scale 0.1` runs a tenth of each size).
 """
 
@@ -33,7 +36,7 @@ from fakeapi.cluster import ClusterConfig  # noqa: E402
 from fakeapi.controlplane import ControlPlane  # noqa: E402
 from fakeapi.machinery.statedir import make_temporary_state  # noqa: E402
 from kubelet_emu.profile import load_profile, parse_profile  # noqa: E402
-from kubelet_emu.settings import EmulatorSettings  # noqa: E402
+from kubelet_emu.settings import DRIVER_MODES, EmulatorSettings  # noqa: E402
 
 SLICES = "resourceslices.resource.k8s.io"
 TEMPLATES = "resourceclaimtemplates.resource.k8s.io"
@@ -51,12 +54,13 @@ async def until(check: Callable[[], Awaitable[bool]], timeout: float) -> float:
     return time.perf_counter() - t0
 
 
-def plane_with(nodes: int, profile: Any, components: str) -> tuple[ControlPlane, Path]:
+def plane_with(nodes: int, profile: Any, components: str,
+               drivers: str = "in-process") -> tuple[ControlPlane, Path]:
     """A control plane whose nodes keep their files where `fakeapi serve` keeps them without
     `--data-dir` (a RAM-backed temporary folder when there is one, as a node's /run)."""
     state = make_temporary_state(prefix="bench-kubelet-")
     return ControlPlane(ClusterConfig(), components=components, emulator=EmulatorSettings(
-        nodes=nodes, profile=profile, state_dir=state)), state
+        nodes=nodes, profile=profile, state_dir=state, drivers=drivers)), state
 
 
 async def stop(plane: ControlPlane, state: Path) -> None:
@@ -127,8 +131,27 @@ async def _nodes_ready(admin: Client, n: int) -> bool:
 
 
 async def bench_gpu(scale: float) -> None:
-    nodes, pods = max(1, int(1_250 * scale)), max(1, int(10_000 * scale))
-    plane, state = plane_with(nodes, load_profile("gpu"), "*")
+    await gpu_pods(max(1, int(1_250 * scale)), max(1, int(10_000 * scale)), 40.0 * scale)
+
+
+async def bench_grpc(scale: float) -> None:
+    """1,000 one-GPU pods on 125 nodes with the drivers in process, then as gRPC plugins:
+    what preparing through gRPC adds per pod (issue 17: <= 2 ms)."""
+    pods = max(1, int(1_000 * scale))
+    nodes = -(-pods // 8)  # 8 GPUs a node
+    took = {mode: await gpu_pods(nodes, pods, 4.0 * scale, drivers=mode)
+            for mode in DRIVER_MODES}
+    wall = (took["grpc"][0] - took["in-process"][0]) / pods * 1e3
+    cpu = (took["grpc"][1] - took["in-process"][1]) / pods * 1e3
+    print(max_line("gRPC drivers: wall time added per pod", wall, 2.0, " ms"))
+    print(max_line("gRPC drivers: CPU time added per pod", cpu, 2.0, " ms"))
+
+
+async def gpu_pods(nodes: int, pods: int, target: float,
+                   drivers: str = "in-process") -> tuple[float, float]:
+    """One-GPU pods (template claims) to Running on `nodes` gpu nodes; (wall seconds, CPU
+    seconds of this process) from the first create to the last Running."""
+    plane, state = plane_with(nodes, load_profile("gpu"), "*", drivers)
     admin = plane.cluster.client("bench")
     await plane.start()
     await until(lambda: _nodes_ready(admin, nodes), 120)
@@ -139,6 +162,7 @@ async def bench_gpu(scale: float) -> None:
                                            "deviceClassName": "gpu.example.com"}}]}}}})
     meter = CpuMeter(bench=None)
     t0 = time.perf_counter()
+    cpu0 = time.process_time()
 
     async def make(i: int) -> None:
         await admin.create("pods", {"metadata": {"name": f"g-{i}", "namespace": "default"},
@@ -151,23 +175,26 @@ async def bench_gpu(scale: float) -> None:
     created = time.perf_counter() - t0
     await until(lambda: running(admin, pods), 300)
     took = time.perf_counter() - t0
-    print(max_line(f"{pods:,} GPU pods on {nodes} nodes: created to Running", took,
-                   40.0 * scale, " s"))
+    cpu = time.process_time() - cpu0
+    print(max_line(f"{pods:,} GPU pods on {nodes} nodes ({drivers} drivers): created to "
+                   "Running", took, target, " s"))
     print(f"{'':<6}creates took {created:.2f} s; {pods / took:,.0f} pods/s; "
           f"{meter.text()}; RSS {rss_mb():.0f} MB")
     await stop(plane, state)
+    return took, cpu
 
 
 async def _count(admin: Client, resource: str, n: int) -> bool:
     return len(await admin.list(resource, copy=False)) >= n
 
 
-PARTS = {"slices": bench_slices, "plain": bench_plain, "gpu": bench_gpu}
+PARTS = {"slices": bench_slices, "plain": bench_plain, "gpu": bench_gpu, "grpc": bench_grpc}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--parts", nargs="*", default=list(PARTS), choices=list(PARTS))
+    parser.add_argument("--parts", nargs="*", default=["slices", "plain", "gpu"],
+                        choices=list(PARTS))
     parser.add_argument("--scale", type=float, default=1.0)
     args = parser.parse_args()
     header("bench_kubelet: emulated nodes, slices and pods")

@@ -115,6 +115,7 @@ class Kubelet:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            await self.plugins.close()  # the channels before the servers they talk to
             for name in list(self._plugin_servers):
                 await self._stop_plugin_servers(name)
             servers, self._servers = self._servers, {}

@@ -156,6 +156,12 @@ class PluginRegistrar(Controller[Key]):
         for key in [k for k in self.registered if k[0] == node]:
             asyncio.get_running_loop().create_task(self.registered.pop(key).plugin.close())
 
+    async def close(self) -> None:
+        """Close every registered plugin's channel (the kubelet stops)."""
+        registered, self.registered = self.registered, {}
+        for entry in registered.values():
+            await entry.plugin.close()
+
     def _watch(self, node: str, folder: Path) -> None:
         if self._watcher is None or node in self._watches:
             return
