@@ -12,7 +12,7 @@ from __future__ import annotations
 import builtins
 import dataclasses
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from fakeapi.auth import authz
 from fakeapi.auth.authn import AUTHENTICATED, UserInfo
@@ -40,6 +40,59 @@ PATCH_TYPES = {
 
 VERBS = ("get", "list", "watch", "create", "update", "patch", "delete")
 """The verbs a Client call authorizes."""
+
+
+def delete_options(propagation_policy: str | None, grace_period_seconds: int | None,
+                   preconditions: Mapping[str, str] | None) -> Obj:
+    """The DeleteOptions fields a delete call sets (none: {})."""
+    options: Obj = {}
+    if propagation_policy:
+        options["propagationPolicy"] = propagation_policy
+    if grace_period_seconds is not None:
+        options["gracePeriodSeconds"] = grace_period_seconds
+    if preconditions:
+        options["preconditions"] = dict(preconditions)
+    return options
+
+
+class ObjectClient(Protocol):
+    """The object calls a component makes, whichever way it reaches the API: `Client` in
+    process, `fakeapi.remote_client.RemoteClient` over HTTPS (a standalone driver). Same
+    argument order and meaning as `Client`'s methods; failures are `ApiError`s."""
+
+    async def get(self, resource: str, name: str, namespace: str = "") -> Obj:
+        """GET one object."""
+        ...
+
+    async def list(self, resource: str, namespace: str | None = None, *,
+                   label_selector: str = "", field_selector: str = "",
+                   copy: bool = True) -> builtins.list[Obj]:
+        """LIST objects (all namespaces when namespace is None)."""
+        ...
+
+    async def create(self, resource: str, obj: Obj, namespace: str = "", *,
+                     copy: bool = True) -> Obj:
+        """CREATE; the namespace defaults to the object's."""
+        ...
+
+    async def update(self, resource: str, obj: Obj, *, subresource: str = "",
+                     copy: bool = True) -> Obj:
+        """UPDATE (PUT) the object or one subresource."""
+        ...
+
+    async def patch(self, resource: str, name: str, patch: Any, *, namespace: str = "",
+                    patch_type: str = "merge", subresource: str = "",
+                    force: bool = False, copy: bool = True) -> Obj:
+        """PATCH with one of `PATCH_TYPES`."""
+        ...
+
+    async def delete(self, resource: str, name: str, namespace: str = "", *,
+                     propagation_policy: str | None = None,
+                     grace_period_seconds: int | None = None,
+                     preconditions: Mapping[str, str] | None = None,
+                     copy: bool = True) -> Obj:
+        """DELETE; the object as the server answers it."""
+        ...
 
 
 class Client:
@@ -192,13 +245,7 @@ class Client:
                      copy: bool = True) -> Obj:
         """DELETE (marks objects that have finalizers); policy Background/Foreground/Orphan;
         a grace period (pods: 0 deletes at once) and uid/resourceVersion preconditions."""
-        options: Obj = {}
-        if propagation_policy:
-            options["propagationPolicy"] = propagation_policy
-        if grace_period_seconds is not None:
-            options["gracePeriodSeconds"] = grace_period_seconds
-        if preconditions:
-            options["preconditions"] = dict(preconditions)
+        options = delete_options(propagation_policy, grace_period_seconds, preconditions)
         kind = self.kind(resource)
         ctx = self._authorize("delete", kind, namespace, name)
         result = self._registry.delete(kind, namespace, name, ctx, options or None)

@@ -25,8 +25,7 @@ from typing import Any
 
 import kubelet_emu.cdi as cdi
 import kubelet_emu.example_config as ex
-import kubelet_emu.node_dirs as node_dirs
-from fakeapi.client import Client
+from fakeapi.client import ObjectClient
 from fakeapi.machinery.clock import Clock, Timer
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.timestamps import rfc3339
@@ -76,8 +75,11 @@ class DeviceState:
 class FakeDriver:
     """One fake driver on one node (see the module docstring)."""
 
-    def __init__(self, *, inv: DriverPool, root: Path, client: Client, clock: Clock,
+    def __init__(self, *, inv: DriverPool, cdi_dir: Path, plugins_dir: Path,
+                 client: ObjectClient, clock: Clock,
                  cached: Callable[[str, str], Obj | None] | None = None) -> None:
+        """`cdi_dir` and `plugins_dir` are the node's (`--cdi-root`,
+        `--kubelet-plugins-directory-path`); the driver's own folder is below the latter."""
         self.inventory = inv
         self.cached = cached
         """A watch-fed cache of claims (name, namespace → claim), read before the API."""
@@ -86,8 +88,8 @@ class FakeDriver:
         self.node = inv.node
         self.client = client
         self.clock = clock
-        self.cdi_dir = root / node_dirs.CDI
-        self.plugin_dir = root / node_dirs.PLUGINS / self.driver_name
+        self.cdi_dir = cdi_dir
+        self.plugin_dir = plugins_dir / self.driver_name
         self.metadata = MetadataWriter(driver=self.driver_name, plugin_dir=self.plugin_dir,
                                        cdi_dir=self.cdi_dir)
         self.klass = CLASSES.get(self.driver.type) or self.driver_name.split(".", 1)[0]

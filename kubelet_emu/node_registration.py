@@ -28,6 +28,7 @@ from fakeapi.runtime.component import ComponentContext, Controller
 from kubelet_emu.drivers import FakeDriver
 from kubelet_emu.health import HealthCache
 from kubelet_emu.inventory import inventory
+from kubelet_emu.node_dirs import CDI, PLUGINS
 from kubelet_emu.node_state import EmulatedNodes, NodeState
 from kubelet_emu.settings import (
     KUBELET_ACCOUNT,
@@ -125,7 +126,7 @@ class NodeRegistrar(Controller[str]):
         state.disabled = self.nodes.settings.disabled_on(name)
         root = self.nodes.root(name)
         state.inventories = {d.name: inventory(d, name) for d in state.drivers()}
-        state.fakes = {driver: FakeDriver(inv=inv, root=root,
+        state.fakes = {driver: FakeDriver(inv=inv, cdi_dir=root / CDI, plugins_dir=root / PLUGINS,
                                           client=self.nodes.client(PLUGIN_ACCOUNT, name),
                                           clock=self.clock, cached=self.claim_informer.cache.get)
                        for driver, inv in state.inventories.items()}

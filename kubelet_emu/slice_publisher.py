@@ -1,17 +1,20 @@
 """The fake drivers' ResourceSlice publishing: each driver's pool on each node, as its
 kubelet plugin's resourceslice controller keeps it (split into several slices past the
 per-slice limits; a manual edit is overwritten and bumps the pool's generation); keys are
-(node, driver). `kubelet_emu.slices` plans the writes."""
+(node, driver). `kubelet_emu.slices` plans the writes, `sync_pool` makes them (also for a
+driver run as a standalone plugin, `kubelet_emu.standalone`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import kubelet_emu.slices as slices
+from fakeapi.client import ObjectClient
 from fakeapi.machinery.errors import ApiError
 from fakeapi.registry.kinds import RESOURCE_SLICES
 from fakeapi.runtime.component import ComponentContext, Controller
+from kubelet_emu.inventory import DriverPool
 from kubelet_emu.node_state import EmulatedNodes
 from kubelet_emu.settings import PLUGIN_ACCOUNT
 
@@ -64,32 +67,40 @@ class SlicePublisher(Controller[PoolKey]):
             return  # our last write is on its way to the cache; its event brings us back
         inv = state.inventories[driver]
         published = self.slice_informer.cache.by_index(POOL_INDEX, f"{name}/{driver}")
-        plan = slices.plan(inv, published, state.written.get(driver))
-        if plan.empty:
-            state.written[driver] = {s["metadata"]["name"]: s["metadata"]["resourceVersion"]
-                                     for s in published}
-            return
-        client = self.nodes.client(PLUGIN_ACCOUNT, name)
-        written: dict[str, str] = {}
-        last = 0
-        owner = {"metadata": {"name": name, "uid": state.uid}}
-        for current, spec in plan.updates:
-            obj = {**current, "spec": spec,
-                   "metadata": {**current["metadata"]}}
-            stored = await client.update(SLICES, obj)
-            written[stored["metadata"]["name"]] = stored["metadata"]["resourceVersion"]
-            last = max(last, int(stored["metadata"]["resourceVersion"]))
-        for spec in plan.creates:
-            stored = await client.create(SLICES,
-                                         slices.new_slice(inv, spec, owner))
-            written[stored["metadata"]["name"]] = stored["metadata"]["resourceVersion"]
-            last = max(last, int(stored["metadata"]["resourceVersion"]))
-        for gone in plan.deletes:
-            try:
-                deleted = await client.delete(SLICES, gone["metadata"]["name"])
-                last = max(last, int(deleted["metadata"]["resourceVersion"]))
-            except ApiError as e:
-                if e.code != 404:
-                    raise
+        written, last = await sync_pool(self.nodes.client(PLUGIN_ACCOUNT, name), inv, published,
+                                        state.written.get(driver),
+                                        {"metadata": {"name": name, "uid": state.uid}})
         state.written[driver] = written
-        state.written_at[driver] = last
+        if last:
+            state.written_at[driver] = last
+
+
+async def sync_pool(client: ObjectClient, inv: DriverPool, published: Sequence[Obj],
+                    written: Mapping[str, str] | None, owner: Obj | None
+                    ) -> tuple[dict[str, str], int]:
+    """Make one pool's published slices match its inventory (`slices.plan` over what is
+    published and what this publisher `written` last): updates, creates (owned by the
+    `owner` Node) and deletes. Returns the slices now published (name → resourceVersion) and
+    the revision of the last write (0: nothing to write)."""
+    plan = slices.plan(inv, published, written)
+    if plan.empty:
+        return {s["metadata"]["name"]: s["metadata"]["resourceVersion"] for s in published}, 0
+    out: dict[str, str] = {}
+    last = 0
+    for current, spec in plan.updates:
+        stored = await client.update(SLICES, {**current, "spec": spec,
+                                              "metadata": {**current["metadata"]}})
+        out[stored["metadata"]["name"]] = stored["metadata"]["resourceVersion"]
+        last = max(last, int(stored["metadata"]["resourceVersion"]))
+    for spec in plan.creates:
+        stored = await client.create(SLICES, slices.new_slice(inv, spec, owner))
+        out[stored["metadata"]["name"]] = stored["metadata"]["resourceVersion"]
+        last = max(last, int(stored["metadata"]["resourceVersion"]))
+    for gone in plan.deletes:
+        try:
+            deleted = await client.delete(SLICES, gone["metadata"]["name"])
+            last = max(last, int(deleted["metadata"]["resourceVersion"]))
+        except ApiError as e:
+            if e.code != 404:
+                raise
+    return out, last

@@ -82,26 +82,47 @@ def _current(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     return cluster, user
 
 
+def _pem(entry: dict[str, Any], field: str, base: Path) -> bytes | None:
+    """A PEM the kubeconfig gives inline (`<field>-data`, base64) or as a file (`<field>`,
+    relative to the kubeconfig's folder), or None."""
+    if entry.get(f"{field}-data"):
+        return base64.b64decode(entry[f"{field}-data"])
+    if entry.get(field):
+        return (base / Path(entry[field]).expanduser()).read_bytes()
+    return None
+
+
 def read_token(path: Path) -> str | None:
-    """The current context's bearer token (a `token` user), or None."""
-    token = _current(path)[1].get("token")
+    """The current context's bearer token (a `token` user, or its `tokenFile`), or None."""
+    user = _current(path)[1]
+    token = user.get("token")
+    if not token and user.get("tokenFile"):
+        token = (Path(path).parent / Path(user["tokenFile"]).expanduser()).read_text().strip()
     return str(token) if token else None
 
 
 def read_kubeconfig(path: Path) -> tuple[str, ssl.SSLContext | None]:
-    """The current context's server URL and, for https, a TLS context with its CA and client
-    certificate (the `*-data` fields fakeapi writes): how fakeapi's own commands connect
-    (`read_token` gives a token user's credential)."""
+    """The current context's server URL and, for https, a TLS context with its CA (the
+    system's when it names none; no verification with `insecure-skip-tls-verify`) and client
+    certificate, each inline (`*-data`) or a file: how fakeapi's own commands and its remote
+    client connect (`read_token` gives a token user's credential)."""
     cluster, user = _current(path)
+    base = Path(path).parent
     server = cluster["server"]
     if urlsplit(server).scheme != "https":
         return server, None
-    ctx = ssl.create_default_context(
-        cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
-    if user.get("client-certificate-data"):
-        with tempfile.TemporaryDirectory() as tmp:
-            cert, key = Path(tmp, "c.pem"), Path(tmp, "k.pem")
-            cert.write_bytes(base64.b64decode(user["client-certificate-data"]))
-            key.write_bytes(base64.b64decode(user["client-key-data"]))
-            ctx.load_cert_chain(cert, key)
+    ca = _pem(cluster, "certificate-authority", base)
+    ctx = ssl.create_default_context(cadata=ca.decode() if ca else None)
+    if cluster.get("insecure-skip-tls-verify"):
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    cert = _pem(user, "client-certificate", base)
+    if cert:
+        key = _pem(user, "client-key", base)
+        with tempfile.TemporaryDirectory() as tmp:  # ssl loads a chain from files only
+            cert_file, key_file = Path(tmp, "c.pem"), Path(tmp, "k.pem")
+            cert_file.write_bytes(cert)
+            if key:
+                key_file.write_bytes(key)
+            ctx.load_cert_chain(cert_file, key_file if key else None)
     return server, ctx

@@ -84,6 +84,20 @@ class ApiError(Exception):
             status["details"] = details
         return status
 
+    @classmethod
+    def from_status(cls, status: dict[str, Any], code: int) -> ApiError:
+        """The error a `Status` answer describes (`to_status` read back; a client of another
+        server sees its 404 or 409 as this server's own). `code` is the HTTP status, used
+        when the Status has none."""
+        details = status.get("details") or {}
+        causes = [Cause(field=c.get("field", ""), message=c.get("message", ""),
+                        reason=c.get("reason", "")) for c in details.get("causes") or ()]
+        return cls(int(status.get("code") or code), str(status.get("reason") or ""),
+                   str(status.get("message") or ""), name=details.get("name"),
+                   group=details.get("group"), kind=details.get("kind"),
+                   uid=details.get("uid"), causes=causes,
+                   retry_after=details.get("retryAfterSeconds"))
+
 
 def qualified(plural: str, group: str) -> str:
     """`plural.group` as upstream messages print a resource (`pods` for core)."""

@@ -34,6 +34,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "kube": ("root", "machinery"),
     "registry": ("root", *CORE_BELOW_REGISTRY),
     "client": ("root", *CORE_BELOW_REGISTRY, "registry"),
+    "remote_client": ("root", "machinery", "auth", "client", "kind table"),
     "cluster": ("root", *CORE_BELOW_REGISTRY, "registry", "client"),
     "http": ("root", *CORE_BELOW_REGISTRY, "registry", "cluster"),
     "runtime": ("root", "machinery", "kube", "client"),
@@ -43,10 +44,10 @@ ALLOWED: dict[str, tuple[str, ...]] = {
                      "component", "catalog"),
     "replay": ("root", *CORE_BELOW_REGISTRY, "registry", "client", "cluster", "http",
                "runtime", "component", "catalog", "controlplane"),
-    "testing": ("root", *CORE_BELOW_REGISTRY, "registry", "client", "cluster", "http",
-                "runtime", "component", "catalog", "controlplane", "replay"),
-    "cli": ("root", *CORE_BELOW_REGISTRY, "registry", "client", "cluster", "http", "runtime",
-            "component", "catalog", "controlplane", "replay"),
+    "testing": ("root", *CORE_BELOW_REGISTRY, "registry", "client", "remote_client", "cluster",
+                "http", "runtime", "component", "catalog", "controlplane", "replay"),
+    "cli": ("root", *CORE_BELOW_REGISTRY, "registry", "client", "remote_client", "cluster",
+            "http", "runtime", "component", "catalog", "controlplane", "replay"),
 }
 """What each layer may import. Components may import one module of the registry, the kind
 table, for the resource names they use (`kind table`)."""
