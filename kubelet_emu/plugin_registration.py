@@ -49,6 +49,7 @@ SLICES = RESOURCE_SLICES.resource_id
 Key = tuple[str, str]
 """(node, file name in its plugins_registry)."""
 GET_INFO_TIMEOUT = 1.0
+NOTIFY_TIMEOUT = 5.0
 """Same as upstream's plugin manager: how long GetInfo and NotifyRegistrationStatus may take."""
 SERVICES = {"v1.DRAPlugin": api.DRA_V1, "v1beta1.DRAPlugin": api.DRA_V1BETA1}
 """The DRA service versions the kubelet speaks, by the name plugins register them with."""
@@ -288,7 +289,7 @@ class PluginRegistrar(Controller[Key]):
         try:
             await notify(registration_pb2.RegistrationStatus(plugin_registered=registered,
                                                              error=error),
-                         timeout=GET_INFO_TIMEOUT)
+                         timeout=NOTIFY_TIMEOUT)
         except grpc.aio.AioRpcError as e:
             log.warning("NotifyRegistrationStatus failed: %s", go_status(e))
 

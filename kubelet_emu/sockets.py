@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 MAX_SOCKET_PATH = 107
-"""The longest unix socket path (sun_path is 108 bytes with its NUL)."""
+"""The longest unix socket path (sun_path is 108 bytes with its NUL). gRPC takes that long a
+path only in the `unix:PATH` form of an address (`unix://PATH` stops at 105), the one used
+here."""
 
 
 def bind_path(socket: Path) -> Path:
@@ -29,7 +31,7 @@ def dial_target(socket: Path) -> str:
     the path is too long to connect to)."""
     path = os.path.realpath(socket) if len(str(socket).encode()) > MAX_SOCKET_PATH or \
         socket.is_symlink() else str(socket)
-    return f"unix://{path}"
+    return f"unix:{path}"
 
 
 def release(socket: Path) -> None:
@@ -51,7 +53,7 @@ def listen(server: Any, socket: Path) -> None:
     for path in {socket, target}:
         if path.is_symlink() or path.exists():
             path.unlink()
-    server.add_insecure_port(f"unix://{target}")
+    server.add_insecure_port(f"unix:{target}")
 
 
 def link(socket: Path) -> None:
