@@ -12,6 +12,7 @@ from typing import Any
 from fakeapi.machinery.timestamps import parse_time
 from fakeapi.registry.kinds import DEVICE_FAULTS, NODE_FAULTS
 from fakeapi.runtime.component import ComponentContext, Controller
+from fakeapi.runtime.events import WARNING, object_reference
 from kubelet_emu.node_state import EmulatedNodes
 from kubelet_emu.plugin import HealthStatus
 
@@ -20,6 +21,8 @@ DEVICE_FAULTS_ID = DEVICE_FAULTS.resource_id
 NODE_FAULTS_ID = NODE_FAULTS.resource_id
 NODE_INDEX = "node"
 """The faults-by-node index."""
+NOT_APPLIED = "FaultNotApplied"
+"""The Warning Event on a DeviceFault that names no device of the node's fake drivers."""
 
 
 def fault_node(obj: Obj) -> list[str]:
@@ -55,6 +58,16 @@ class FaultInjector(Controller[str]):
         left = (created - self.clock.now()).total_seconds() + float(duration)
         return left > 0, (left if left > 0 else None)
 
+    async def _not_applied(self, node: str, fault: Obj) -> None:
+        """A DeviceFault naming no device of the node's fake drivers (a typo, or your own
+        driver's device, whose health your plugin reports): said, not ignored."""
+        spec = fault["spec"]
+        ref = object_reference(fault, api_version=DEVICE_FAULTS.api_version, kind="DeviceFault")
+        await self.nodes.recorder(node, self.clock).event(
+            ref, WARNING, NOT_APPLIED,
+            f"{spec['driver']}/{spec['device']} is not a device of the emulator's fake drivers "
+            f"on node {node}: a DeviceFault acts on those only")
+
     async def reconcile(self, key: str) -> None:
         """Make the node's drivers and kubelet follow the faults that name it."""
         name = key
@@ -72,6 +85,10 @@ class FaultInjector(Controller[str]):
             if not active:
                 continue
             spec = fault["spec"]
+            fake = state.fakes.get(spec["driver"])
+            if fake is None or spec["device"] not in fake.devices:
+                await self._not_applied(name, fault)
+                continue
             stop = spec.get("mode") == "StopReporting"
             wanted[(spec["driver"], spec["device"])] = (
                 HealthStatus.UNHEALTHY if not stop else HealthStatus.HEALTHY,

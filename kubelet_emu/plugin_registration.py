@@ -10,7 +10,10 @@ socket into the node's `var/lib/kubelet/plugins_registry/`, as on a real node.
 - Several plugins for one driver on a node: the newest registration wins, the others stay
   behind it (a built-in in-process driver is the oldest), as upstream.
 - A socket that goes away deregisters its plugin; a restarted plugin (a new socket at the
-  same path) is registered again.
+  same path) is registered again. 30 s after a driver's last plugin went, its ResourceSlices
+  of the node are deleted (unless one registered again), as upstream's kubelet does.
+- A registered driver that has published no ResourceSlice for the node 10 s later gets a
+  log line and a Warning Event on the Node (nothing could be allocated from it there).
 - A plugin that can't be registered (no answer, another type, no version the kubelet
   speaks) is told why, logged, and reported as a Warning Event on the Node; the node and
   its other plugins go on. The key is retried with back-off while the socket stays.
@@ -46,6 +49,7 @@ from kubelet_emu.settings import PLUGIN_ACCOUNT
 log = logging.getLogger(__name__)
 
 SLICES = RESOURCE_SLICES.resource_id
+Obj = dict[str, Any]
 Key = tuple[str, str]
 """(node, file name in its plugins_registry)."""
 GET_INFO_TIMEOUT = 1.0
@@ -61,6 +65,12 @@ WIPING_DELAY = 30.0
 node are deleted (unless a plugin for it registers again)."""
 WIPE = "/wipe/"
 """Key prefix (a name no file has) of the wiping of a driver's slices: `(node, /wipe/DRIVER)`."""
+CHECK = "/check/"
+"""Key prefix of the look, a while after a plugin registered, for its driver's slices."""
+SLICE_CHECK_DELAY = 10.0
+"""How long after registering a plugin should have published its node's ResourceSlices."""
+NO_SLICES = "DRADriverWithoutResourceSlices"
+"""The Warning Event on the Node when a registered driver publishes no slice for it."""
 FAILED = "FailedPluginRegistration"
 """The Warning Event on the Node when a plugin can't be registered."""
 
@@ -217,6 +227,9 @@ class PluginRegistrar(Controller[Key]):
         if name.startswith(WIPE):
             await self._wipe(state, name.removeprefix(WIPE))
             return
+        if name.startswith(CHECK):
+            await self._check_slices(state, name.removeprefix(CHECK))
+            return
         path = self.registry(node) / name
         identity = socket_identity(path)
         current = self.registered.get(key)
@@ -277,6 +290,7 @@ class PluginRegistrar(Controller[Key]):
             plugin.node_watch_resources(functools.partial(self.health.update, state.name,
                                                           info.name))
             self._registered(state.name)
+            self.queue.add_after((state.name, CHECK + info.name), SLICE_CHECK_DELAY)
             log.info("node %s: registered DRA plugin %s (%s) at %s", state.name, info.name,
                      service, endpoint)
             await self._notify(notify, True, "")
@@ -301,23 +315,39 @@ class PluginRegistrar(Controller[Key]):
         if state.plugin(current.driver) is None:
             self.queue.add_after((state.name, WIPE + current.driver), WIPING_DELAY)
 
+    async def _slices_of(self, state: NodeState, driver: str) -> list[Obj]:
+        client = self.nodes.client(PLUGIN_ACCOUNT, state.name)
+        return [s for s in await client.list(SLICES)
+                if ((s.get("spec") or {}).get("nodeName"), (s.get("spec") or {}).get("driver"))
+                == (state.name, driver)]
+
+    async def _check_slices(self, state: NodeState, driver: str) -> None:
+        """A registered driver that publishes nothing for its node: nothing can be allocated
+        from it there; said in the log and a Warning Event on the Node (not an error: it may
+        publish later, or only network-attached pools)."""
+        if state.plugin(driver) is None or driver in state.fakes:
+            return
+        if not await self._slices_of(state, driver):
+            log.warning("node %s: DRA driver %s is registered but publishes no ResourceSlice "
+                        "for the node", state.name, driver)
+            await self._event(state.name, f"DRA driver {driver} is registered but publishes no "
+                                          f"ResourceSlice for node {state.name}", NO_SLICES)
+
     async def _wipe(self, state: NodeState, driver: str) -> None:
         """Delete the driver's ResourceSlices of the node, as upstream's kubelet does when
         no plugin for the driver is left (a built-in driver's are its own to keep)."""
         if state.plugin(driver) is not None or driver in state.fakes:
             return
         client = self.nodes.client(PLUGIN_ACCOUNT, state.name)
-        for item in await client.list(SLICES):
-            spec = item.get("spec") or {}
-            if (spec.get("nodeName"), spec.get("driver")) == (state.name, driver):
-                try:
-                    await client.delete(SLICES, item["metadata"]["name"])
-                except ApiError as e:
-                    if e.code != 404:
-                        raise
+        for item in await self._slices_of(state, driver):
+            try:
+                await client.delete(SLICES, item["metadata"]["name"])
+            except ApiError as e:
+                if e.code != 404:
+                    raise
         log.info("node %s: deleted the ResourceSlices of DRA driver %s (no plugin)",
                  state.name, driver)
 
-    async def _event(self, node: str, message: str) -> None:
+    async def _event(self, node: str, message: str, reason: str = FAILED) -> None:
         ref = {"kind": "Node", "apiVersion": "v1", "name": node, "uid": node}  # as upstream
-        await self.nodes.recorder(node, self.clock).event(ref, WARNING, FAILED, message)
+        await self.nodes.recorder(node, self.clock).event(ref, WARNING, reason, message)

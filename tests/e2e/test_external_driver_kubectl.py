@@ -232,6 +232,21 @@ def test_a_plugin_that_never_answers_get_info_is_not_registered(
         plugin.stop(signal.SIGKILL)
 
 
+def test_a_plugin_whose_driver_publishes_no_slice_is_reported(
+        k: Kubectl, flags: list[str], tmp_path: Path) -> None:
+    plugin = Plugin(flags, tmp_path / "calls.jsonl", "--driver", "sliceless.example.com",
+                    "--no-slice")
+    try:
+        [event] = poll(lambda: [e for e in get(k, "events", "-n", "default")["items"]
+                                if e["reason"] == "DRADriverWithoutResourceSlices"],
+                       what="the Node's Event", timeout=30)
+        assert event["message"] == ("DRA driver sliceless.example.com is registered but "
+                                    f"publishes no ResourceSlice for node {NODE}")
+        assert {"call": "registered", "ok": True, "error": ""} in plugin.seen()
+    finally:
+        plugin.stop()
+
+
 def test_of_two_plugins_of_one_driver_the_newest_wins(
         k: Kubectl, flags: list[str], tmp_path: Path) -> None:
     older = Plugin(flags, tmp_path / "older.jsonl", "--registration-name", "older-reg.sock",

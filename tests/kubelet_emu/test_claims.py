@@ -15,6 +15,7 @@ import yaml
 
 from fakeapi.client import Client
 from fakeapi.controlplane import ControlPlane
+from fakeapi.machinery.clock import VirtualClock
 from kubelet_emu.metadata import read_stream
 from tests.support.emulated_nodes import (
     CLAIMS,
@@ -293,9 +294,15 @@ async def test_bad_configs_fail_preparation_with_the_drivers_message(
             {"opaque": {"driver": GPU, "parameters": params}}]))
         p = await run(plane, c, demo_pod("p", [{"name": "g", "resourceClaimName": "bad"}]))
         assert (p["spec"]["nodeName"], p["status"]["phase"]) == ("worker-0", "Pending")
-        events = [e for e in await c.list("events", "default")
-                  if e["reason"] == "FailedPrepareDynamicResources"]
-        assert any(message in e["message"] for e in events), [e["message"] for e in events]
+        assert isinstance(plane.clock, VirtualClock)
+        await plane.clock.advance(2 * 60)  # tried again at each resync: one Event, counted
+        [event] = [e for e in await c.list("events", "default")
+                   if e["reason"] == "FailedPrepareDynamicResources"]
+        assert event["message"].startswith(
+            "Failed to prepare dynamic resources: prepare dynamic resources: "
+            "NodePrepareResources failed for ResourceClaim bad: ")
+        assert message in event["message"]
+        assert event["count"] >= 3 and event["firstTimestamp"] < event["lastTimestamp"]
         assert not list((tmp_path / "nodes").rglob("metadata.json"))
 
 

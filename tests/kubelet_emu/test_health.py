@@ -82,6 +82,23 @@ async def test_a_device_fault_turns_the_pod_status_unhealthy_until_deleted(
             {"resourceID": f"{GPU}/worker-0/gpu-2", "health": "Healthy"}]
 
 
+@pytest.mark.parametrize(("driver", "device"), [(GPU, "gpu-99"), ("ext.example.com", "dev-0")],
+                         ids=["no such device", "not an emulator driver"])
+async def test_a_fault_on_no_fake_device_is_reported_not_ignored(
+        tmp_path: Path, driver: str, device: str) -> None:
+    async with emulated_plane(tmp_path, nodes=1, components="kubelet") as plane:
+        c = admin(plane)
+        await plane.settle()
+        await c.create(DEVICE_FAULTS, fault("typo", driver=driver, device=device))
+        await plane.settle()
+        [event] = [e for e in await c.list("events", "default")
+                   if e["involvedObject"]["kind"] == "DeviceFault"]
+        assert (event["type"], event["reason"], event["involvedObject"]["name"]) == (
+            "Warning", "FaultNotApplied", "typo")
+        assert event["message"] == (f"{driver}/{device} is not a device of the emulator's fake "
+                                    "drivers on node worker-0: a DeviceFault acts on those only")
+
+
 async def test_a_silenced_device_turns_unknown_after_the_timeout(tmp_path: Path) -> None:
     async with emulated_plane(tmp_path, nodes=1, components=WITH_SCHEDULING) as plane:
         c = admin(plane)

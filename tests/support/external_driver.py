@@ -15,6 +15,7 @@ makes every device Unhealthy; SIGUSR2 stops the health reports (the stream stays
 `--prepare-delay` makes preparing slow (to kill it meanwhile); `--bogus-device` answers with
 a device the claim was not given, `--unknown-cdi` with a CDI device no spec defines;
 `--type` and `--versions` set what it registers as, `--hang-get-info` never answers GetInfo,
+`--no-slice` publishes nothing,
 and `--registration-name`/`--endpoint-name` let two instances of one driver run side by side.
 """
 
@@ -150,7 +151,8 @@ class Driver(registration_pb2_grpc.RegistrationServicer, dra_pb2_grpc.DRAPluginS
 def serve(args: argparse.Namespace) -> None:
     """Publish, serve, register; run until SIGTERM."""
     driver = Driver(args)
-    driver.publish()
+    if not args.no_slice:
+        driver.publish()
     signal.signal(signal.SIGUSR1, lambda *_: driver.unhealthy.set())
     signal.signal(signal.SIGUSR2, lambda *_: driver.silent.set())
     registration = Path(args.kubelet_registrar_directory_path) / (
@@ -195,6 +197,7 @@ def main() -> None:
     parser.add_argument("--unknown-cdi", action="store_true")
     parser.add_argument("--type", default="DRAPlugin")
     parser.add_argument("--hang-get-info", action="store_true")
+    parser.add_argument("--no-slice", action="store_true", help="publish no ResourceSlice")
     parser.add_argument("--registration-name", help="its socket's name in the registry folder")
     parser.add_argument("--endpoint-name", default="dra.sock",
                         help="its DRA socket's name in its plugin folder")
