@@ -79,3 +79,16 @@ def test_the_cli_refuses_a_bad_profile_with_the_error(tmp_path: Path) -> None:
     res = subprocess.run([sys.executable, "-m", "fakeapi.cli", "serve", "--nodes", "-1"],
                          cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and "invalid node count '-1'" in res.stderr
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--disable-driver", "gpu.example.com@"],
+     "argument --disable-driver: invalid driver 'gpu.example.com@': DRIVER or DRIVER@NODE"),
+    (["--disable-driver", "@worker-0"],
+     "argument --disable-driver: invalid driver '@worker-0': DRIVER or DRIVER@NODE"),
+    (["--drivers", "docker"], "argument --drivers: invalid choice: 'docker'"),
+], ids=["no node", "no driver", "unknown mode"])
+def test_the_cli_refuses_bad_driver_flags(args: list[str], message: str) -> None:
+    res = subprocess.run([sys.executable, "-m", "fakeapi.cli", "serve", *args], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and message in res.stderr, res.stderr

@@ -15,7 +15,7 @@ import yaml
 from fakeapi.client import Client
 from fakeapi.controlplane import ControlPlane
 from kubelet_emu.profile import shipped_profiles
-from tests.support.emulated_nodes import SLICES, emulated_plane
+from tests.support.emulated_nodes import SLICES, emulated_plane, kubelet_of
 from tests.support.paths import ROOT
 
 GOLDEN = ROOT / "tests" / "data" / "kubelet_emu" / "golden"
@@ -103,3 +103,26 @@ async def test_slices_are_listed_by_driver_field_selector(tmp_path: Path) -> Non
         gpu = await c.list(SLICES, field_selector="spec.driver=gpu.example.com")
         assert sorted(s["spec"]["nodeName"] for s in gpu) == ["worker-0", "worker-1"]
         assert all(len(s["spec"]["devices"]) == 8 for s in gpu)
+
+
+@pytest.mark.parametrize(("disabled", "published"), [
+    ((), {"worker-0": ["gpu.example.com", "nic.example.com"],
+          "worker-1": ["gpu.example.com", "nic.example.com"]}),
+    (("gpu.example.com",), {"worker-0": ["nic.example.com"], "worker-1": ["nic.example.com"]}),
+    (("gpu.example.com@worker-1",), {"worker-0": ["gpu.example.com", "nic.example.com"],
+                                     "worker-1": ["nic.example.com"]}),
+], ids=["none", "everywhere", "on one node"])
+async def test_a_disabled_driver_leaves_its_place_free(
+        tmp_path: Path, disabled: tuple[str, ...], published: dict[str, list[str]]) -> None:
+    async with emulated_plane(tmp_path, nodes=2, disabled=disabled) as plane:
+        slices = await admin(plane).list(SLICES)
+        classes = await admin(plane).list("deviceclasses.resource.k8s.io")
+        kubelet = kubelet_of(plane)
+        plugins = {n: sorted(s.plugins) for n, s in kubelet.nodes.by_name.items()}
+    got: dict[str, list[str]] = {}
+    for s in slices:
+        got.setdefault(s["spec"]["nodeName"], []).append(s["spec"]["driver"])
+    assert {n: sorted(d) for n, d in got.items()} == published
+    assert plugins == published  # nothing registered under its name: a plugin may take it
+    # the driver's DeviceClass stays installed (another node, or your plugin, serves it)
+    assert {c["metadata"]["name"] for c in classes} >= {"gpu.example.com", "nic.example.com"}

@@ -33,11 +33,13 @@ def device_index(index: int, driver: str = "gpu.example.com") -> dict[str, Any]:
 @contextlib.asynccontextmanager
 async def emulated_plane(state: Path, *, components: str = "kubelet", nodes: int = 2,
                          profile: str = "default", seed: int = 1, adopt: bool = True,
-                         gates: dict[str, bool] | None = None) -> AsyncIterator[ControlPlane]:
+                         gates: dict[str, bool] | None = None,
+                         disabled: tuple[str, ...] = ()) -> AsyncIterator[ControlPlane]:
     """A seeded control plane on a virtual clock running `components` with `nodes` emulated
-    nodes of `profile` (files under `state`), settled once started, stopped on exit."""
+    nodes of `profile` (files under `state`; `disabled`: `--disable-driver`'s values),
+    settled once started, stopped on exit."""
     settings = EmulatorSettings(nodes=nodes, profile=load_profile(profile), adopt_nodes=adopt,
-                                state_dir=state)
+                                state_dir=state, disabled_drivers=disabled)
     plane = ControlPlane(ClusterConfig(seed=seed, feature_gates=gates or {}),
                          clock=VirtualClock(), components=components, emulator=settings)
     await plane.start()
