@@ -88,9 +88,11 @@ class EmulatorSettings:
         return [f"{NODE_PREFIX}{i}" for i in range(self.nodes)]
 
     def root(self) -> Path:
-        """The state folder (created on first use when none was given)."""
+        """The state folder, absolute (created on first use when none was given): a relative
+        `--data-dir .fakeapi` must not make relative socket paths, which gRPC can't bind and
+        a plugin started elsewhere couldn't find."""
         if self.state_dir is not None:
-            return self.state_dir
+            return self.state_dir.absolute()
         return _temporary_root()
 
 

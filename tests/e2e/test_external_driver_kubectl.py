@@ -316,3 +316,26 @@ def test_a_wrong_answer_of_a_plugin_keeps_the_pod_from_running(
     finally:
         plugin.stop()
         k("delete", "namespace", ns, "--ignore-not-found", "--timeout=60s")
+
+
+def test_a_relative_data_dir_gives_the_node_absolute_sockets(tmp_path: Path) -> None:
+    """`--data-dir .fakeapi`, as the README starts it: the node's sockets bind (a relative
+    unix socket path does not) and `fakeapi node env` prints absolute paths."""
+    proc = subprocess.Popen([sys.executable, "-m", "fakeapi.cli", "serve", "--port", "0",
+                             "--data-dir", ".fakeapi", "--nodes", "1"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("fakeapi ready at ")
+        node = tmp_path / ".fakeapi" / "nodes" / NODE
+        poll(lambda: (node / pr.SOCKET).is_socket(), what="the PodResources socket")
+        out = subprocess.run([sys.executable, "-m", "fakeapi.cli", "node", "env", NODE,
+                              "--kubeconfig", ".fakeapi/kubeconfig"], cwd=tmp_path,
+                             capture_output=True, text=True, check=True,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout
+        assert f"export CDI_ROOT={node}/var/run/cdi\n" in out
+        assert f"export KUBECONFIG={tmp_path}/.fakeapi/kubeconfig\n" in out
+    finally:
+        proc.terminate()
+        assert proc.wait(10) == 0
