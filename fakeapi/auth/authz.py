@@ -29,12 +29,12 @@ from fakeapi.auth.rbac import Authorizer
 from fakeapi.auth.rules import Attributes, Decision, PolicyRule, compact_string, uncovered
 from fakeapi.machinery.errors import ApiError, Cause
 from fakeapi.machinery.gvk import ResourceType
+from fakeapi.machinery.querybool import query_flag
 
 API_PREFIXES = ("api", "apis")
 NAMESPACE_SUBRESOURCES = ("status", "finalize")
 METHOD_VERBS = {"POST": "create", "GET": "get", "HEAD": "get", "PUT": "update",
                 "PATCH": "patch", "DELETE": "delete"}
-TRUE_VALUES = ("1", "t", "T", "true", "TRUE", "True")
 
 
 # --- request attributes -----------------------------------------------------------------
@@ -79,7 +79,7 @@ def request_attributes(user: UserInfo, method: str, path: str,
     subresource = rest[2] if len(rest) > 2 else ""
     if not name and verb == "get":
         query = query or {}
-        verb = "watch" if query.get("watch") in TRUE_VALUES else "list"
+        verb = "watch" if query_flag(query, "watch") else "list"
         name = _name_from_field_selector(query.get("fieldSelector", ""))
     if not name and verb == "delete":
         verb = "deletecollection"

@@ -22,6 +22,7 @@ from fakeapi.machinery.errors import Cause, bad_request
 from fakeapi.machinery.errors import invalid as invalid_error
 from fakeapi.machinery.field import forbidden, not_supported
 from fakeapi.machinery.jsonio import dumps
+from fakeapi.machinery.querybool import query_flag
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.rest import Kind
 
@@ -67,7 +68,7 @@ class WriteContexts:
         return RequestContext(user=user.name, groups=user.groups, uid=user.uid, extra=user.extra,
                               verb=verb, field_manager=q.get("fieldManager", ""),
                               field_validation=fv or "Warn", dry_run=bool(dry),
-                              user_agent=user_agent, force=q.get("force", "") in ("true", "1"))
+                              user_agent=user_agent, force=query_flag(q, "force"))
 
     def _without_options(self, user: authn.UserInfo, verb: str,
                          user_agent: str) -> RequestContext:
@@ -84,9 +85,8 @@ class WriteContexts:
 
 
 def wants_watch(query: Any) -> bool:
-    """Whether a GET of a collection is a watch (`?watch=true`; only `true` and `1` count for
-    now, where upstream parses any boolean)."""
-    return query.get("watch") in ("true", "1")
+    """Whether a GET of a collection is a watch (`?watch=` anything but `0` or `false`)."""
+    return query_flag(query, "watch")
 
 
 def selection(query: Any, kind: Kind, name: str = "") -> Predicate | None:
@@ -132,15 +132,6 @@ def check_path_name(name: str) -> None:
             msgs.append("may not contain control characters")
     if msgs:
         raise bad_request(f"Name parameter invalid: {go_quote(name)}: {';'.join(msgs)}")
-
-
-def bool_param(q: Any, name: str) -> bool | None:
-    """A boolean query parameter as upstream converts it (Convert_Slice_string_To_bool): "0"
-    and "false" in any case are false, anything else is true; None when absent."""
-    value = q.get(name)
-    if value is None:
-        return None
-    return not (value == "0" or value.lower() == "false")
 
 
 def _named(name: str) -> Callable[[dict], bool]:

@@ -18,6 +18,7 @@ from aiohttp import WSMsgType, web
 
 from fakeapi.kube.podio import ExecRequest, ExecResult, LogRequest, PodIO
 from fakeapi.machinery.errors import ApiError, bad_request
+from fakeapi.machinery.querybool import query_flag
 from fakeapi.registry.generic import Registry
 from fakeapi.registry.rest import Kind
 
@@ -33,10 +34,6 @@ Obj = dict[str, Any]
 def _int(query: Any, name: str) -> int | None:
     value = query.get(name)
     return int(value) if value not in (None, "") else None
-
-
-def _flag(query: Any, name: str) -> bool:
-    return query.get(name) in ("true", "1")
 
 
 def _not_running(pod: Obj, container: str) -> ApiError:
@@ -85,17 +82,18 @@ async def serve_connect(request: web.Request, registry: Registry, pod_io: PodIO,
         raise bad_request("Upgrade request required: use a WebSocket client "
                           f"({', '.join(PROTOCOLS)})")
     return await _exec(request, streams, pod, ExecRequest(
-        container=container, command=commands, tty=_flag(request.query, "tty")),
-        stdin=_flag(request.query, "stdin"))
+        container=container, command=commands, tty=query_flag(request.query, "tty")),
+        stdin=query_flag(request.query, "stdin"))
 
 
 async def _log(request: web.Request, registry: Registry, pod_io: PodIO, kind: Kind,
                namespace: str, name: str, subresource: str) -> web.StreamResponse:
     q = request.query
     try:
-        log_request = LogRequest(container="", follow=_flag(q, "follow"),
-                                 previous=_flag(q, "previous"),
-                                 timestamps=_flag(q, "timestamps"), tail_lines=_int(q, "tailLines"),
+        log_request = LogRequest(container="", follow=query_flag(q, "follow"),
+                                 previous=query_flag(q, "previous"),
+                                 timestamps=query_flag(q, "timestamps"),
+                                 tail_lines=_int(q, "tailLines"),
                                  limit_bytes=_int(q, "limitBytes"),
                                  since_seconds=_int(q, "sinceSeconds"))
     except ValueError:

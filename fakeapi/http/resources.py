@@ -24,7 +24,6 @@ from fakeapi.http.options import (
     USER,
     VERB,
     WriteContexts,
-    bool_param,
     check_list_options,
     check_path_name,
     delete_options,
@@ -52,6 +51,7 @@ from fakeapi.machinery.errors import (
 )
 from fakeapi.machinery.errors import invalid as invalid_error
 from fakeapi.machinery.jsonio import dumps
+from fakeapi.machinery.querybool import query_bool, query_flag
 from fakeapi.machinery.requestinfo import HttpRequest
 from fakeapi.machinery.watchtypes import DELETED
 from fakeapi.registry.context import RequestContext
@@ -307,8 +307,8 @@ class Api:
         predicate = selection(q, t.kind, t.name)  # a legacy /watch/.../NAME: one object
         spec = WatchSpec(kind=t.kind, namespace=t.namespace, predicate=predicate,
                          resource_version=q.get("resourceVersion", ""),
-                         send_initial_events=bool_param(q, "sendInitialEvents"),
-                         allow_bookmarks=bool(bool_param(q, "allowWatchBookmarks")),
+                         send_initial_events=query_bool(q, "sendInitialEvents"),
+                         allow_bookmarks=query_flag(q, "allowWatchBookmarks"),
                          timeout=timeout,
                          bookmark_interval=self.cluster.config.bookmark_interval)
         try:

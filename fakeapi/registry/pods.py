@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from fakeapi.machinery.errors import ApiError, Cause, bad_request, field_required, forbidden
+from fakeapi.machinery.querybool import query_flag
 from fakeapi.machinery.selectors import label_selector_matches
 from fakeapi.machinery.timestamps import rfc3339
 from fakeapi.registry.context import RequestContext
@@ -178,7 +179,7 @@ def _require_host(pod: Obj) -> str:
 
 
 def _streaming(pod: Obj, options: Mapping[str, str]) -> str:
-    if not any(options.get(s) in ("true", "1") for s in ("stdin", "stdout", "stderr")):
+    if not any(query_flag(options, s) for s in ("stdin", "stdout", "stderr")):
         raise bad_request("you must specify at least one of stdin, stdout, stderr")
     container = pod_container(pod, options.get("container", ""))
     _require_host(pod)
