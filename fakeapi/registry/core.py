@@ -10,6 +10,8 @@ from fakeapi.registry.context import RequestContext
 from fakeapi.registry.rest import CreateSubresourceStrategy, Obj, StatusStrategy, Strategy
 
 NAMESPACE_FINALIZER = "kubernetes"
+IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
+"""Same as upstream's NamespaceLifecycle admission: namespaces that may not be deleted."""
 DEFAULT_TERMINATION_GRACE = 30
 
 
@@ -35,6 +37,14 @@ class NamespaceStrategy(Strategy):
             del new["spec"]["finalizers"]
         new["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = (
             new["metadata"]["name"])
+
+    def admit_delete(self, obj: Obj, ctx: RequestContext) -> None:
+        """Same as upstream's NamespaceLifecycle admission: `default`, `kube-system` and
+        `kube-public` may not be deleted (403)."""
+        name = obj["metadata"]["name"]
+        if name in IMMORTAL_NAMESPACES:
+            raise forbidden(f'namespaces "{name}" is forbidden: this namespace may not be '
+                            "deleted", name=name, kind="namespaces")
 
     def on_delete(self, obj: Obj) -> Obj | None:
         """Deleting a namespace marks it Terminating; the namespace controller empties it."""

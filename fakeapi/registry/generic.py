@@ -348,8 +348,9 @@ class Registry:
                            f"Precondition failed: ResourceVersion in precondition: "
                            f"{pre['resourceVersion']}, ResourceVersion in object meta: "
                            f"{obj['metadata']['resourceVersion']}")
-        gc_finalizer = PROPAGATION_FINALIZERS[_propagation(name, options)]
         strategy = self._strategies[kind.resource_id]
+        strategy.admit_delete(obj, ctx)
+        gc_finalizer = PROPAGATION_FINALIZERS[_propagation(name, options)]
         grace = strategy.grace_period(obj, options)
         if grace:
             graceful = self._graceful(kind, current, grace, gc_finalizer, ctx)

@@ -90,6 +90,10 @@ class Strategy:
         """Checks of the writer against the authorizer, after validation and before commit
         (`old` is None on create); raise the ApiError to refuse."""
 
+    def admit_delete(self, obj: Obj, ctx: RequestContext) -> None:
+        """Admission of a DELETE of `obj` (upstream's delete admission plugins); raise the
+        ApiError to refuse."""
+
     def on_delete(self, obj: Obj) -> Obj | None:
         """Return a replacement object to store instead of deleting (e.g. Terminating)."""
         return None

@@ -1261,3 +1261,15 @@ async def test_server_shutdown_ends_open_watches_promptly(serve: Serve, watches:
     await asyncio.wait_for(api.server.close(), 5)
     for watch in opened:
         assert await asyncio.wait_for(watch.content.read(), 5) == b""
+
+
+@pytest.mark.parametrize("name", ["default", "kube-system", "kube-public"])
+async def test_the_immortal_namespaces_may_not_be_deleted(
+        served: tuple[Cluster, TestClient], name: str) -> None:
+    cluster, api = served
+    await call(api, "POST", NS, {"metadata": {"name": name}})  # (there already, or now)
+    before = committed(cluster)
+    check_status(await call(api, "DELETE", f"{NS}/{name}"), 403, "Forbidden",
+                 f'namespaces "{name}" is forbidden: this namespace may not be deleted')
+    assert committed(cluster) == before  # nothing written
+    assert (await ok(api, "GET", f"{NS}/{name}"))["status"]["phase"] == "Active"
