@@ -32,7 +32,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     clock_sub = clock.add_subparsers(dest="clock_command", required=True)
     show = clock_sub.add_parser("show", help="the clock's time now and its mode")
     remote.add_kubeconfig_argument(show)
-    show.add_argument("-o", "--output", choices=["text", "json"], default="text")
+    show.add_argument("-o", "--output", choices=["text", "json"], default="text",
+                      help="text (default) or the Clock object as JSON")
     advance = clock_sub.add_parser(
         "advance", help="move a virtual clock on (fakeapi serve --clock virtual): every timer "
                         "due on the way fires at its own time")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from fakeapi import KUBERNETES_VERSION
 from fakeapi.cli import remote
-from fakeapi.cli.serve import parse_profile, run_main
+from fakeapi.cli.serve import add_log_level, parse_profile, run_main
 
 NAME = "fakeapi driver"
 DEFAULT_REGISTRY = "/var/lib/kubelet/plugins_registry"
@@ -51,7 +51,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     driver.add_argument("--cdi-root", dest="cdi", type=Path,
                         default=Path(env("CDI_ROOT") or DEFAULT_CDI_ROOT), metavar="DIR",
                         help=f"where CDI specs are written ($CDI_ROOT, default {DEFAULT_CDI_ROOT})")
-    driver.add_argument("--log-level", default="WARNING")
+    add_log_level(driver)
     driver.set_defaults(run=lambda args: run_main(args, run_driver))
 
 

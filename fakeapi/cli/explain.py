@@ -16,7 +16,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     explain.add_argument("target", metavar="NAMESPACE/NAME",
                          help="the pod (the namespace defaults to `default`)")
     remote.add_kubeconfig_argument(explain)
-    explain.add_argument("-o", "--output", choices=["text", "json"], default="text")
+    explain.add_argument("-o", "--output", choices=["text", "json"], default="text",
+                         help="text (default) or the explanation as JSON")
     explain.set_defaults(run=explain_pod)
 
 

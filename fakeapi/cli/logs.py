@@ -22,11 +22,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     verify.add_argument("data_dir", type=Path, metavar="DIR")
     repair = log_sub.add_parser("repair", help="keep revisions 1..REV, cut (and save) the rest")
     repair.add_argument("data_dir", type=Path, metavar="DIR")
-    repair.add_argument("--truncate-at", type=int, required=True, metavar="REV")
+    repair.add_argument("--truncate-at", type=int, required=True, metavar="REV",
+                        help="the last revision to keep")
     compact = log_sub.add_parser(
         "compact", help="keep the state at REV as the log's base and only the events after it")
     compact.add_argument("data_dir", type=Path, metavar="DIR")
-    compact.add_argument("--at", type=int, required=True, metavar="REV")
+    compact.add_argument("--at", type=int, required=True, metavar="REV",
+                         help="the revision whose state becomes the base")
     log_cmd.set_defaults(run=run_log_command)
 
 

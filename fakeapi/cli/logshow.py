@@ -34,10 +34,11 @@ def add_arguments(show: argparse.ArgumentParser) -> None:
     show.add_argument("data_dir", type=Path, metavar="DIR", nargs="?",
                       help="the data directory whose log to read (or use --kubeconfig)")
     remote.add_kubeconfig_argument(show)
-    show.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
+    show.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table",
+                      help="a table (default), or the events as JSON lines or YAML")
     show.add_argument("--kind", help="resource id, plural, singular, kind or short name")
-    show.add_argument("-n", "--namespace")
-    show.add_argument("--name")
+    show.add_argument("-n", "--namespace", help="only objects of this namespace")
+    show.add_argument("--name", help="only objects of this name")
     show.add_argument("--actor", help="user or component identity, exactly")
     show.add_argument("--since", metavar="REV|TIME", help="from this revision or RFC 3339 time")
     show.add_argument("--until", metavar="REV|TIME", help="up to this revision or time")

@@ -5,13 +5,29 @@ runs."""
 from __future__ import annotations
 
 import argparse
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as package_version
 
+from fakeapi import KUBERNETES_VERSION
 from fakeapi.cli import clock, driver, explain, logs, node, replay, serve, snapshot
+
+
+def version() -> str:
+    """The installed package's version."""
+    try:
+        return package_version("fakeapi")
+    except PackageNotFoundError:  # run from a tree that isn't installed
+        return "unknown"
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
-    parser = argparse.ArgumentParser(prog="fakeapi", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="fakeapi", description="An event-sourced fake Kubernetes 1.37 API server with "
+        "emulated nodes, fake DRA drivers and the control plane's components; record, replay "
+        "and drive its clock. `fakeapi COMMAND --help` tells more.")
+    parser.add_argument("--version", action="version",
+                        version=f"fakeapi {version()} (Kubernetes {KUBERNETES_VERSION})")
     sub = parser.add_subparsers(dest="command", required=True)
     for command in (serve, explain, logs, clock, snapshot, replay, node, driver):
         command.add_parser(sub)

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fakeapi.cli.serve import add_run_settings, run_main
+from fakeapi.cli.serve import add_log_level, add_run_settings, run_main
 
 if TYPE_CHECKING:
     from fakeapi.replay.inputs import Recording
@@ -38,7 +38,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument("--kubeconfig", type=Path, help="--serve: write the admin kubeconfig here")
     add_run_settings(cmd)
     cmd.set_defaults(**dict.fromkeys(RUN_SETTINGS))  # None: not given (see settings_of)
-    cmd.add_argument("--log-level", default="WARNING")
+    add_log_level(cmd)
     cmd.set_defaults(run=run)
 
 

@@ -115,10 +115,18 @@ def parse_disabled_driver(text: str) -> str:
     return text
 
 
+def add_log_level(parser: argparse.ArgumentParser) -> None:
+    """`--log-level` of the commands that run a server or a component (see `run_main`)."""
+    parser.add_argument("--log-level", default="WARNING",
+                        help="Python logging level: DEBUG, INFO, WARNING (default), ERROR")
+
+
 def add_run_settings(parser: argparse.ArgumentParser) -> None:
     """The flags that make a run what it is (`fakeapi replay` takes them too): the feature
     gates, the seed, the components and the emulated nodes."""
-    parser.add_argument("--feature-gates", type=parse_feature_gates, default={})
+    parser.add_argument("--feature-gates", type=parse_feature_gates, default={},
+                        metavar="A=true,B=false",
+                        help="feature gates over the 1.37 defaults (kube-apiserver's syntax)")
     parser.add_argument("--seed", type=int, help="deterministic names and UIDs")
     parser.add_argument(
         "--components", type=parse_components, default="*", metavar="LIST",
@@ -150,8 +158,10 @@ def add_run_settings(parser: argparse.ArgumentParser) -> None:
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """`fakeapi serve` and its options."""
     serve = sub.add_parser("serve", help="run the API server with an emulated cluster")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=6443, help="0 picks a free port")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="the address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=6443,
+                       help="the port to listen on (default 6443; 0 picks a free one)")
     serve.add_argument("--data-dir", type=Path, help="keep the event log and PKI here")
     serve.add_argument("--kubeconfig", type=Path, help="write an admin kubeconfig here")
     add_run_settings(serve)
@@ -176,7 +186,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--from", dest="from_snapshot", type=Path, metavar="FILE",
                        help="start with the objects of a snapshot (fakeapi snapshot), status "
                             "included, as the server's own writes (a new --data-dir only)")
-    serve.add_argument("--log-level", default="WARNING")
+    add_log_level(serve)
     serve.set_defaults(run=run)
 
 
@@ -261,11 +271,19 @@ async def serve(args: argparse.Namespace) -> int:
         print(f"fakeapi: refusing to start: {e}", file=sys.stderr, flush=True)  # no new one
         return 1
     kubeconfig = args.kubeconfig or state_dir / "kubeconfig"
-    listener = await serving.listen(plane.cluster, host=args.host, port=args.port,
-                                    pki_dir=None if args.http else state_dir / "pki",
-                                    kubeconfig=kubeconfig, tokens=args.token_auth_file,
-                                    checks=plane.health, metrics=plane.metrics_text,
-                                    routes=plane.routes())
+    try:
+        listener = await serving.listen(plane.cluster, host=args.host, port=args.port,
+                                        pki_dir=None if args.http else state_dir / "pki",
+                                        kubeconfig=kubeconfig, tokens=args.token_auth_file,
+                                        checks=plane.health, metrics=plane.metrics_text,
+                                        routes=plane.routes())
+    except OSError as e:  # the port is taken, or the address is not this machine's
+        import os
+        reason = os.strerror(e.errno) if e.errno else str(e)
+        print(f"fakeapi: cannot listen on {args.host}:{args.port}: {reason}", file=sys.stderr,
+              flush=True)
+        await plane.cluster.close()
+        return 1
     await plane.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -11,6 +11,8 @@ a real client of the same server) marks them Running and Ready, or Succeeded, th
 from __future__ import annotations
 
 import base64
+import subprocess
+import sys
 import threading
 import uuid
 from collections.abc import Iterator
@@ -21,6 +23,7 @@ import yaml
 from kubernetes import client, config
 
 from tests.support.kubectl import Kubectl
+from tests.support.paths import ROOT
 from tests.support.processes import ServerProcess
 from tests.support.waiting import poll
 
@@ -318,3 +321,13 @@ def test_autoscale_and_quota(kubectl: Kubectl, ns: str) -> None:
     assert row[:2] == ["web", "Deployment/web"] and row[-4:-1] == ["1", "3", "0"]
     kubectl("create", "quota", "q", "--hard=pods=2,limits.cpu=2", "-n", ns)
     assert kubectl("get", "quota", "q", "-n", ns, "-o", "jsonpath={.spec.hard.pods}") == "2"
+
+
+def test_a_port_in_use_is_one_line_not_a_traceback(server: ServerProcess,
+                                                   tmp_path: Path) -> None:
+    port = server.url.rsplit(":", 1)[1]
+    res = subprocess.run([sys.executable, "-m", "fakeapi.cli", "serve", "--http", "--port", port,
+                          "--data-dir", str(tmp_path / "d")], cwd=ROOT, capture_output=True,
+                         text=True, timeout=60)
+    assert (res.returncode, res.stdout) == (1, "")
+    assert res.stderr == f"fakeapi: cannot listen on 127.0.0.1:{port}: Address already in use\n"
