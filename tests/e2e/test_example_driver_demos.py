@@ -22,6 +22,7 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,13 +32,14 @@ from fakeapi.machinery.quantity import parse_quantity
 from kubelet_emu.logs import read_log
 from kubelet_emu.metadata import read_stream
 from kubelet_emu.settings import DRIVER_MODES
-from tests.support.demos import claim_driver, manifest
+from tests.support.demos import claim_driver
 from tests.support.kubectl import Kubectl
 from tests.support.paths import ROOT
 from tests.support.processes import ServerProcess, start_server
 from tests.support.waiting import poll
 
 DATA = ROOT / "tests" / "data" / "kubelet_emu"
+EXAMPLES = ROOT / "tests" / "data" / "dra-example-driver" / "examples"
 SCENARIOS = yaml.safe_load((DATA / "demos.yaml").read_text())
 # the driver's e2e regexps (test/e2e/e2e_setup_test.go)
 GPU_DEVICE = re.compile(r'(?m)^declare -x GPU_DEVICE_[A-Z0-9_]+="(gpu-.+)"$')
@@ -334,6 +336,17 @@ def server_key(scenario: Obj) -> tuple[str, str]:
     return scenario["profile"], scenario.get("gates", "")
 
 
+def example_file(scenario: Obj) -> Path:
+    """The example's manifest as the dra-example-driver ships it (tests/data, unchanged)."""
+    name = scenario["name"]
+    return EXAMPLES / name / f"{name}.yaml"
+
+
+def example_objects(scenario: Obj) -> list[Obj]:
+    """The objects of the example's manifest."""
+    return [d for d in yaml.safe_load_all(example_file(scenario).read_text()) if d]
+
+
 def profile_drivers(profile: str) -> list[str]:
     """The names of a profile's drivers."""
     from kubelet_emu.profile import load_profile
@@ -386,7 +399,7 @@ def test_the_example_drivers_demo_scenarios(
         want = sorted(f"{d}-reg.sock" for d in profile_drivers(scenario["profile"]))
         poll(lambda: sorted(p.name for p in sockets.iterdir()), what="the plugins' sockets",
              until=lambda names: names == want)
-    k("apply", "-f", "-", input=yaml.safe_dump_all(manifest(scenario)))
+    k("apply", "-f", str(example_file(scenario)))
     for item in scenario["manifest"]:
         if item["kind"] == "Deployment":
             k("rollout", "status", f"deployment/{item['name']}", "-n", ns, "--timeout=60s")
@@ -399,6 +412,6 @@ def test_the_example_drivers_demo_scenarios(
     # cleanup as the example's README does it (kubectl waits for the namespace, so for its
     # pods); the pods' claims are unprepared with them
     k("delete", "-f", "-", "--timeout=60s", "--ignore-not-found",
-      input=yaml.safe_dump_all(manifest(scenario)))
+      input=example_file(scenario).read_text())
     leftovers = list((srv.data_dir / "nodes" / NODE).rglob("metadata.json"))
     assert [p for p in leftovers if f"{ns}_" in str(p)] == []

@@ -42,4 +42,4 @@ def test_version_names_the_package_and_the_kubernetes_version() -> None:
     res = subprocess.run([sys.executable, "-m", "fakeapi.cli", "--version"], cwd=ROOT,
                          capture_output=True, text=True, check=True)
     assert res.stdout == f"fakeapi {version('fakeapi')} (Kubernetes {KUBERNETES_VERSION})\n"
-    assert "record, replay" in build_parser().description  # the tool, not only serve
+    assert "record, replay" in str(build_parser().description)  # the tool, not only serve
