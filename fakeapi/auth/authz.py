@@ -108,13 +108,10 @@ def forbidden_message(a: Attributes) -> str:
 
 
 class ForbiddenError(ApiError):
-    """403 Forbidden with upstream's details (always present, empty fields left out)."""
+    """403 Forbidden with upstream's details (always present, empty fields left out, even
+    for non-resource paths)."""
 
-    def to_status(self) -> dict[str, Any]:
-        """The Status, with a `details` object even for non-resource paths."""
-        status = super().to_status()
-        status.setdefault("details", {})
-        return status
+    always_details = True
 
 
 def forbidden(a: Attributes, reason: str = "") -> ApiError:

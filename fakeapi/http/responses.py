@@ -26,9 +26,11 @@ def raw_response(body: bytes, status: int = 200,
 
 
 def error_response(error: ApiError) -> web.Response:
-    """The Status object of an error, with its HTTP code."""
+    """The Status object of an error, with its HTTP code, as upstream's encoder writes it (a
+    newline at the end)."""
     headers = {"Retry-After": str(error.retry_after)} if error.retry_after else None
-    return json_response(error.to_status(), error.code, headers)
+    return web.Response(body=dumps(error.to_status()) + b"\n", status=error.code,
+                        content_type=JSON_TYPE, headers=headers)
 
 
 def not_found_path() -> ApiError:

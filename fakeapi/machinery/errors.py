@@ -55,33 +55,37 @@ class ApiError(Exception):
         self.causes = causes or []
         self.retry_after = retry_after
 
+    always_details = False
+    """Whether the Status carries `details` even when it has nothing to say (`{}`), as
+    upstream's errors whose details are always set (Forbidden)."""
+
     def to_status(self) -> dict[str, Any]:
-        """The `Status` object for this error."""
-        status: dict[str, Any] = {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": self.message,
-            "code": self.code,
-        }
+        """The `Status` object for this error, with upstream's fields in upstream's order
+        (kind, apiVersion, metadata, status, message, reason, details, code) and its empty
+        fields left out (Go's omitempty: no `details.name: ""`)."""
+        status: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                                  "status": "Failure"}
+        if self.message:
+            status["message"] = self.message
         if self.reason:
             status["reason"] = self.reason
         details: dict[str, Any] = {}
-        if self.name is not None:
+        if self.name:
             details["name"] = self.name
         if self.group:
             details["group"] = self.group
-        if self.kind is not None:
+        if self.kind:
             details["kind"] = self.kind
-        if self.uid is not None:
+        if self.uid:
             details["uid"] = self.uid
         if self.causes:
             details["causes"] = [c.to_dict() for c in self.causes]
-        if self.retry_after is not None:
+        if self.retry_after:
             details["retryAfterSeconds"] = self.retry_after
-        if details:
+        if details or self.always_details:
             status["details"] = details
+        if self.code:
+            status["code"] = self.code
         return status
 
     @classmethod

@@ -275,7 +275,7 @@ BAD_INPUT = [
         'supported values: "", "Ignore", "Strict", "Warn"', body=cm("x"),
         params=(("fieldValidation", "strict"),),
         causes=[("fieldValidation", "FieldValueNotSupported")],
-        details={"name": "", "group": "meta.k8s.io", "kind": "CreateOptions"}),
+        details={"name": None, "group": "meta.k8s.io", "kind": "CreateOptions"}),  # omitted
     Bad("field-validation-bad-value-update", "PUT", f"{CM}/existing", 422, "Invalid",
         'UpdateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "Loud": '
         'supported values: "", "Ignore", "Strict", "Warn"', body=cm("existing"),
@@ -348,7 +348,7 @@ BAD_INPUT = [
         'ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents '
         "is forbidden for list", params=(("sendInitialEvents", "true"),),
         causes=[("sendInitialEvents", "FieldValueForbidden")],
-        details={"name": "", "group": "meta.k8s.io", "kind": "ListOptions"}),
+        details={"name": None, "group": "meta.k8s.io", "kind": "ListOptions"}),  # omitted
     # same as upstream ValidateListOptions: both rules report (no resourceVersion given)
     Bad("send-initial-events-false-on-list", "GET", CM, 422, "Invalid",
         'ListOptions.meta.k8s.io "" is invalid: [resourceVersionMatch: Forbidden: '

@@ -84,11 +84,12 @@ async def test_a_namespace_watch_outlives_configmap_writes(aiohttp_client: Any,
 async def test_a_namespace_list_at_an_old_revision_outlives_configmap_writes(
         aiohttp_client: Any, missed: bool, read: str) -> None:
     cluster, api = await _cluster(aiohttp_client)
+    await ok(api, "POST", NS, {"metadata": {"name": "zz-old-news"}})  # sorts last, deletable
     before = _names(await call(api, "GET", NS))
     first = (await call(api, "GET", NS, params={"limit": "1"})).object
     at = first["metadata"]["resourceVersion"]
     if missed:  # a change the old list must not silently miss, compacted by the flood
-        await ok(api, "DELETE", f"{NS}/{before[-1]}")
+        await ok(api, "DELETE", f"{NS}/zz-old-news")
     _flood(cluster)
     await ok(api, "POST", CM, cm("after-the-flood"))
     assert cluster.store.log.oldest_revision > int(at)
