@@ -32,7 +32,7 @@ from fakeapi.machinery.quantity import parse_quantity
 from kubelet_emu.logs import read_log
 from kubelet_emu.metadata import read_stream
 from kubelet_emu.settings import DRIVER_MODES
-from tests.support.demos import claim_driver
+from tests.support.demos import claim_driver, manifest
 from tests.support.kubectl import Kubectl
 from tests.support.paths import ROOT
 from tests.support.processes import ServerProcess, start_server
@@ -342,9 +342,12 @@ def example_file(scenario: Obj) -> Path:
     return EXAMPLES / name / f"{name}.yaml"
 
 
-def example_objects(scenario: Obj) -> list[Obj]:
-    """The objects of the example's manifest."""
-    return [d for d in yaml.safe_load_all(example_file(scenario).read_text()) if d]
+def manifest_text(scenario: Obj) -> str:
+    """What the demo applies: the example's file as the driver ships it, unchanged (or, for a
+    scenario marked `upstream_file: false`, its objects as the scenario describes them)."""
+    if scenario.get("upstream_file", True):
+        return example_file(scenario).read_text()
+    return yaml.safe_dump_all(manifest(scenario))
 
 
 def profile_drivers(profile: str) -> list[str]:
@@ -399,7 +402,7 @@ def test_the_example_drivers_demo_scenarios(
         want = sorted(f"{d}-reg.sock" for d in profile_drivers(scenario["profile"]))
         poll(lambda: sorted(p.name for p in sockets.iterdir()), what="the plugins' sockets",
              until=lambda names: names == want)
-    k("apply", "-f", str(example_file(scenario)))
+    k("apply", "-f", "-", input=manifest_text(scenario))
     for item in scenario["manifest"]:
         if item["kind"] == "Deployment":
             k("rollout", "status", f"deployment/{item['name']}", "-n", ns, "--timeout=60s")
@@ -412,6 +415,6 @@ def test_the_example_drivers_demo_scenarios(
     # cleanup as the example's README does it (kubectl waits for the namespace, so for its
     # pods); the pods' claims are unprepared with them
     k("delete", "-f", "-", "--timeout=60s", "--ignore-not-found",
-      input=example_file(scenario).read_text())
+      input=manifest_text(scenario))
     leftovers = list((srv.data_dir / "nodes" / NODE).rglob("metadata.json"))
     assert [p for p in leftovers if f"{ns}_" in str(p)] == []
