@@ -151,7 +151,8 @@ SECRETS = _k(
 SERVICES = _k(
     "", "v1", "Service", "services", True, short_names=("svc",), categories=("all",),
     subresources=STATUS, has_generation=False, strategy=ServiceStrategy, columns=wc.SERVICE,
-    field_selectors=selectors.SERVICE_FIELDS, defaulter=wd.default_service
+    field_selectors=selectors.SERVICE_FIELDS, defaulter=wd.default_service,
+    returns_deleted=True,  # as upstream's service storage (the official client decodes it)
 )
 ENDPOINTS = _k(
     "", "v1", "Endpoints", "endpoints", True, short_names=("ep",), has_generation=False,

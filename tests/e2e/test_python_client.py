@@ -908,6 +908,9 @@ DELETE_CASES = [
     pytest.param(DeleteCase(_ops("ResourceV1Api", "device_class", False),
                             lambda n: {"metadata": {"name": n}, "spec": {}}, "DeviceClass"),
                  id="deviceclass-object"),
+    pytest.param(DeleteCase(_ops("CoreV1Api", "service", True), lambda n: {
+        "metadata": {"name": n}, "spec": {"ports": [{"port": 80}]}}, "Service"),
+        id="service-object"),
 ]
 
 
