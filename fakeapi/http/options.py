@@ -2,14 +2,13 @@
 options (`RequestContext`), list and watch options, DeleteOptions, label and field
 selection, numeric and boolean parameters, and the names a path may hold.
 
-Current quirks kept until the fidelity work (issue 18): `?watch=` turns a list into a watch
-only for `true` and `1`, and `?force=` only for the same two values.
+Booleans (`?watch=`, `?force=`...) are read as upstream reads them (`machinery.querybool`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 import orjson
@@ -18,7 +17,7 @@ from aiohttp import web
 from fakeapi.auth import authn
 from fakeapi.machinery import selectors
 from fakeapi.machinery.decode import go_quote
-from fakeapi.machinery.errors import Cause, bad_request
+from fakeapi.machinery.errors import Cause, bad_request, field_required
 from fakeapi.machinery.errors import invalid as invalid_error
 from fakeapi.machinery.field import forbidden, not_supported
 from fakeapi.machinery.jsonio import dumps
@@ -43,22 +42,24 @@ class WriteContexts:
     def __init__(self) -> None:
         self._cache: dict[tuple[authn.UserInfo, str, str], RequestContext] = {}
 
-    def of(self, request: web.Request, options: str) -> RequestContext:
+    def of(self, request: web.Request, options: str,
+           causes: Iterable[Cause] = ()) -> RequestContext:
         """The caller and the write options of a request.
 
         `options` names the upstream options kind (CreateOptions, UpdateOptions, PatchOptions,
-        DeleteOptions) that invalid dryRun/fieldValidation values are reported against, as a
-        422 like upstream's Validate<Verb>Options.
+        DeleteOptions) that invalid dryRun/fieldValidation values (and `causes`, the verb's
+        own) are reported against, as one 422 like upstream's Validate<Verb>Options.
         """
         q = request.query
+        causes = list(causes)
         user = request.get(USER, authn.ANONYMOUS)
         verb = request.get(VERB, "")
         user_agent = request.headers.get("User-Agent", "")
-        if not q:
+        if not q and not causes:
             return self._without_options(user, verb, user_agent)
         fv = q.get("fieldValidation", "")
         dry = q.getall("dryRun", [])
-        causes = dry_run_causes(dry)
+        causes += dry_run_causes(dry)
         if options != "DeleteOptions" and fv not in ("", *FIELD_VALIDATION):
             causes.append(Cause("fieldValidation", f"Unsupported value: {orjson.dumps(fv).decode()}"
                                 ': supported values: "", "Ignore", "Strict", "Warn"',
@@ -82,6 +83,19 @@ class WriteContexts:
                 user=user.name, groups=user.groups, uid=user.uid, extra=user.extra, verb=verb,
                 field_validation="Warn", user_agent=user_agent)
         return ctx
+
+
+def patch_option_causes(query: Any, patch_type: str, apply_type: str) -> list[Cause]:
+    """Same as upstream's ValidatePatchOptions: `force` only with an apply patch, which needs
+    a fieldManager."""
+    if patch_type != apply_type:
+        if "force" in query:
+            return [Cause("force", "Forbidden: may not be specified for non-apply patch",
+                          "FieldValueForbidden")]
+        return []
+    if not query.get("fieldManager"):
+        return [field_required("fieldManager", "is required for apply patch")]
+    return []
 
 
 def wants_watch(query: Any) -> bool:

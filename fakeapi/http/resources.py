@@ -28,6 +28,7 @@ from fakeapi.http.options import (
     check_path_name,
     delete_options,
     number_param,
+    patch_option_causes,
     selection,
     wants_watch,
 )
@@ -54,6 +55,7 @@ from fakeapi.machinery.jsonio import dumps
 from fakeapi.machinery.querybool import query_bool, query_flag
 from fakeapi.machinery.requestinfo import HttpRequest
 from fakeapi.machinery.watchtypes import DELETED
+from fakeapi.patching.patch import APPLY_PATCH
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import WriteResult
 from fakeapi.registry.kinds import NAMESPACES
@@ -414,7 +416,8 @@ class Api:
 
     async def patch(self, request: web.Request, t: Target) -> web.Response:
         """PATCH with any of the four patch types."""
-        ctx = self.contexts.of(request, "PatchOptions")
+        ctx = self.contexts.of(request, "PatchOptions", patch_option_causes(
+            request.query, request.content_type, APPLY_PATCH))
         raw = await self._body(request, PATCH_TYPES)
         assert isinstance(raw, bytes)
         ctx = self._recorded(request, ctx, t.subresource or "")
