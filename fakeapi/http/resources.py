@@ -41,7 +41,7 @@ from fakeapi.http.responses import (
     raw_response,
 )
 from fakeapi.http.warnings import warning_headers
-from fakeapi.machinery.decode import decode_body
+from fakeapi.machinery.decode import as_go_object, decode_body
 from fakeapi.machinery.errors import (
     ApiError,
     Cause,
@@ -355,7 +355,10 @@ class Api:
     # ----- writes ------------------------------------------------------------------------
 
     async def _body(self, request: web.Request, allowed: tuple[str, ...] = BODY_TYPES,
-                    kind: str | None = None) -> tuple[Any, builtins.list[str]] | bytes:
+                    kind: str | None = None, target: Kind | None = None
+                    ) -> tuple[Any, builtins.list[str]] | bytes:
+        """The request's body, decoded as upstream decodes it (as the object of `target` when
+        given: see `as_go_object`); patches stay bytes."""
         # same as upstream: a body without Content-Type is read as JSON
         ctype = request.content_type if request.headers.get("Content-Type") else ""
         if ctype not in allowed:
@@ -370,7 +373,10 @@ class Api:
             return raw
         if ctype == protobuf.CONTENT_TYPE:
             return protobuf.decode_protobuf(raw), []
-        return decode_body(raw, ctype or JSON_TYPE, kind=kind)
+        value, dups = decode_body(raw, ctype or JSON_TYPE, kind=kind)
+        if isinstance(value, dict) and target is not None:
+            as_go_object(value, target.kind, target.version)
+        return value, dups
 
     @staticmethod
     def _recorded(request: web.Request, ctx: RequestContext, subresource: str = ""
@@ -398,7 +404,7 @@ class Api:
     async def create(self, request: web.Request, t: Target) -> web.Response:
         """POST to a collection."""
         ctx = self.contexts.of(request, "CreateOptions")
-        body = await self._body(request, kind=t.kind.kind)
+        body = await self._body(request, kind=t.kind.kind, target=t.kind)
         ctx = self._recorded(request, ctx)
         async with self.cluster.inputs.turn():
             result = self.registry.create(t.kind, t.namespace or "", body, ctx)
@@ -407,7 +413,7 @@ class Api:
     async def update(self, request: web.Request, t: Target) -> web.Response:
         """PUT an object or subresource."""
         ctx = self.contexts.of(request, "UpdateOptions")
-        body = await self._body(request, kind=t.kind.kind)
+        body = await self._body(request, kind=t.kind.kind, target=t.kind)
         ctx = self._recorded(request, ctx, t.subresource or "")
         async with self.cluster.inputs.turn():
             result = self.registry.update(t.kind, t.namespace or "", t.name, body, ctx,
@@ -470,7 +476,7 @@ class Api:
         nothing stored."""
         if request.method != "POST" or t.name:
             raise method_not_allowed()
-        body = await self._body(request)
+        body = await self._body(request, target=t.kind)
         value = body[0] if isinstance(body, tuple) else None
         asker = ReviewContext(user=request.get(USER, authn.ANONYMOUS),
                               namespace=t.namespace or "", authorizer=self.cluster.authorizer,
@@ -487,7 +493,7 @@ class Api:
         if target is None:
             raise not_found_path()
         ctx = self.contexts.of(request, "CreateOptions")
-        body = await self._body(request)
+        body = await self._body(request, target=t.kind)
         value = body[0] if isinstance(body, tuple) else None
         if not isinstance(value, dict):
             raise bad_request(f"{t.kind.kind} must be an object")
@@ -509,6 +515,9 @@ class Api:
         ctx = self.contexts.of(request, "CreateOptions")
         body = await self._body(request)
         value = body[0] if isinstance(body, tuple) else None
+        if isinstance(value, dict):  # a Binding, an Eviction: as Go decodes the body's kind
+            as_go_object(value, str(value.get("kind") or (t.subresource or "").title()),
+                         str(value.get("apiVersion") or "").rpartition("/")[2])
         async with self.cluster.inputs.turn():
             result = await self.registry.post_subresource(
                 t.kind, t.namespace or "", t.name, t.subresource,

@@ -156,6 +156,28 @@ def decode_body(raw: bytes, content_type: str, *, kind: str | None = None,
     return value, dups
 
 
+STRUCT_FIELDS = {"metadata": "v1.ObjectMeta", "spec": "{version}.{kind}Spec",
+                 "status": "{version}.{kind}Status"}
+"""The top-level fields every kind's Go type has as a struct, and the struct's type name."""
+
+
+def as_go_object(body: dict[str, Any], kind: str, version: str) -> dict[str, Any]:
+    """A decoded object as Go's decoder sees it: a top-level `null` is the field's zero value
+    (left out); a top-level `metadata`, `spec` or `status` that isn't an object is upstream's
+    400 (`Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal string into
+    Go struct field Pod.spec of type v1.PodSpec`)."""
+    for key in [k for k, v in body.items() if v is None]:
+        del body[key]
+    for key, type_name in STRUCT_FIELDS.items():
+        value = body.get(key)
+        if value is not None and not isinstance(value, dict):
+            go_type = type_name.format(version=version or "v1", kind=kind)
+            raise bad_request(f'{kind} in version "{version or "v1"}" cannot be handled as a '
+                              f"{kind}: json: cannot unmarshal {json_kind(value)} into Go "
+                              f"struct field {kind}.{key} of type {go_type}")
+    return body
+
+
 def require_object(body: Any, kind: ResourceType) -> dict[str, Any]:
     """Same as upstream: a decoded create/update body must be a JSON object (400 otherwise)."""
     if not isinstance(body, dict):
