@@ -305,7 +305,7 @@ class Api:
         check_list_options(q, watch=True)
         form = partial.negotiate(request.headers.get("Accept"))
         partial.check(form, t.kind.kind, is_list=False)
-        timeout = number_param(q, "timeoutSeconds", float, 1800.0)
+        timeout = float(number_param(q, "timeoutSeconds", int, 1800))  # int64 upstream
         predicate = selection(q, t.kind, t.name)  # a legacy /watch/.../NAME: one object
         spec = WatchSpec(kind=t.kind, namespace=t.namespace, predicate=predicate,
                          resource_version=q.get("resourceVersion", ""),

@@ -1,5 +1,6 @@
 """Boolean query parameters as upstream reads them: over HTTP `?watch=True` (as
-kubernetes_asyncio sends it) is a watch, `?watch=0` and `?watch=FALSE` a list (issue 18)."""
+kubernetes_asyncio sends it) is a watch, `?watch=0` and `?watch=FALSE` a list; and a watch's
+`timeoutSeconds` is an integer, as upstream's int64 (issue 18)."""
 
 from __future__ import annotations
 
@@ -34,3 +35,12 @@ async def test_watch_is_what_upstream_calls_a_watch(
     event = await next_event(resp)
     assert (event["type"], event["object"]["metadata"]["name"]) == ("ADDED", "seen")
     resp.close()
+
+
+@pytest.mark.parametrize("value", ["NaN", "1.5", "1e3", "Infinity", "-inf", "x"])
+async def test_a_watch_timeout_that_is_no_integer_is_a_400(
+        served: tuple[Cluster, TestClient], value: str) -> None:
+    _, api = served
+    resp = await api.get(CM, params={"watch": "true", "timeoutSeconds": value})
+    assert resp.status == 400
+    assert (await resp.json())["message"] == f"invalid timeoutSeconds: {value!r}"
