@@ -98,8 +98,10 @@ def phase_of(record: PodRecord) -> str:
 
 
 def pod_status(pod: Obj, record: PodRecord, host_ip: str,
-               health: dict[str, list[Obj]] | None = None) -> Obj:
-    """The status the kubelet writes for a pod it runs."""
+               health: dict[str, list[Obj]] | None = None, now: str = "") -> Obj:
+    """The status the kubelet writes for a pod it runs: a condition keeps its
+    lastTransitionTime while its status holds, and takes `now` when it flips (the pod's start
+    for a condition it never had)."""
     status = dict(pod.get("status") or {})
     phase = phase_of(record)
     initialized = phase != "Pending"
@@ -123,9 +125,12 @@ def pod_status(pod: Obj, record: PodRecord, host_ip: str,
     previous = {c.get("type"): c for c in status.get("conditions") or []}
     for c in conditions:
         old = previous.get(c["type"])
-        if old is not None and old.get("status") == c["status"] and old.get(
-                "lastTransitionTime"):
+        if old is None or c["type"] not in KUBELET_CONDITIONS:
+            continue
+        if old.get("status") == c["status"] and old.get("lastTransitionTime"):
             c["lastTransitionTime"] = old["lastTransitionTime"]
+        elif old.get("status") != c["status"] and now:
+            c["lastTransitionTime"] = now
     health = health or {}
     status.update({
         "phase": phase, "conditions": conditions, "hostIP": host_ip,

@@ -578,7 +578,7 @@ class PodWorker(Controller[str]):
         # upstream: device health stops being updated once the pod has terminated
         if not record.finished or record.health is None:
             record.health = self.health_for(record)
-        status = pod_status(pod, record, state.where.internal_ip, record.health)
+        status = pod_status(pod, record, state.where.internal_ip, record.health, self._now())
         if status == pod.get("status") or status == record.last_status and (
                 pod.get("status") or {}).get("conditions") == status["conditions"]:
             return

@@ -211,3 +211,18 @@ def test_pod_ip_slots_are_the_lowest_free_ones() -> None:
     assert [state.allocate_slot(u) for u in ("a", "b", "a")] == [1, 2, 1]
     state.release_slot("a")
     assert state.allocate_slot("c") == 1
+
+
+def test_a_condition_that_flips_takes_the_time_of_the_flip() -> None:
+    p = pod()
+    p["status"] = {"conditions": [
+        {"type": "Ready", "status": "False", "reason": "ContainersNotReady",
+         "lastTransitionTime": "2025-12-31T12:00:00Z"},
+        {"type": "Initialized", "status": "True", "lastTransitionTime": "2025-12-31T11:00:00Z"}]}
+    later = "2026-01-01T00:05:00Z"
+    by_type = {c["type"]: c for c in pod_status(p, record(run()), "172.16.0.2",
+                                                 now=later)["conditions"]}
+    assert by_type["Ready"]["status"] == "True"
+    assert by_type["Ready"]["lastTransitionTime"] == later  # flipped: now
+    assert by_type["Initialized"]["lastTransitionTime"] == "2025-12-31T11:00:00Z"  # held
+
