@@ -32,8 +32,6 @@ from fakeapi.printers.spec import (
     elapsed,
     get_path,
     list_at,
-    list_with_more,
-    unique,
     wide,
 )
 
@@ -395,46 +393,12 @@ def _claim_state(claim: Obj, _: RowContext) -> Cell:
     return resource_claim_state(claim)
 
 
-def _claim_nodes(claim: Obj, _: RowContext) -> Cell:
-    allocation = get_path(claim, "status.allocation")
-    if allocation is None:
-        return "<none>"
-    selector = dict_at(allocation, "nodeSelector")
-    if not selector:
-        return "*"
-    names: list[str] = []
-    for term in list_at(selector, "nodeSelectorTerms"):
-        for req in list_at(term, "matchFields"):
-            if req.get("key") == "metadata.name" and req.get("operator") == "In":
-                names.extend(req.get("values") or [])
-    return list_with_more(unique(names), empty="<selector>")
-
-
-def _claim_drivers(claim: Obj, _: RowContext) -> Cell:
-    if get_path(claim, "status.allocation") is None:
-        return "<none>"
-    results = list_at(claim, "status.allocation.devices.results")
-    return list_with_more(unique(r.get("driver") for r in results))
-
-
-def _claim_devices(claim: Obj, _: RowContext) -> Cell:
-    return len(list_at(claim, "status.allocation.devices.results"))
-
-
-def _claim_reserved_for(claim: Obj, _: RowContext) -> Cell:
-    refs = list_at(claim, "status.reservedFor")
-    return list_with_more([f"{r.get('resource') or ''}/{r.get('name') or ''}" for r in refs])
-
-
 RESOURCE_CLAIM = TableSpec(
     (
         NAME,
-        col("State", _claim_state, "Claim state: pending, allocated, reserved, deleted."),
-        AGE,
-        wide("Nodes", _claim_nodes, "Nodes the allocation is limited to (* for any node)."),
-        wide("Drivers", _claim_drivers, "Drivers of the allocated devices."),
-        wide("Devices", _claim_devices, "Number of allocated devices.", type="integer"),
-        wide("Reserved For", _claim_reserved_for, "Consumers holding the claim (resource/name)."),
+        col("State", _claim_state,
+            "A summary of the current state (allocated, pending, reserved, etc.)."),
+        AGE,  # upstream's printer has these three only, wide or not
     )
 )
 
