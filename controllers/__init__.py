@@ -59,6 +59,11 @@ def _replica_sets(ctx: ComponentContext) -> Component:
     return ReplicaSetController(ctx)
 
 
+def _replication_controllers(ctx: ComponentContext) -> Component:
+    from controllers.replicaset import ReplicationManager
+    return ReplicationManager(ctx)
+
+
 def _stateful_sets(ctx: ComponentContext) -> Component:
     from controllers.statefulset import StatefulSetController
     return StatefulSetController(ctx)
@@ -109,6 +114,9 @@ COMPONENTS: tuple[ComponentSpec, ...] = (
                   help="Deployments: ReplicaSets per template, rolling updates, revisions"),
     ComponentSpec(name="replicaset-controller", build=_replica_sets,
                   help="ReplicaSets: spec.replicas pods of the template"),
+    ComponentSpec(name="replicationcontroller-controller", build=_replication_controllers,
+                  service_account="replication-controller",
+                  help="ReplicationControllers: spec.replicas pods of the template"),
     ComponentSpec(name="statefulset-controller", build=_stateful_sets,
                   help="StatefulSets: ordered pods with stable names, claims, rolling updates"),
     ComponentSpec(name="daemonset-controller", build=_daemon_sets,

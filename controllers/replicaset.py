@@ -1,5 +1,7 @@
 """The ReplicaSet controller: keeps `spec.replicas` pods of the template alive and reports
-them in the status, as kube-controller-manager's replicaset controller does."""
+them in the status, as kube-controller-manager's replicaset controller does; and the
+replication manager, the same controller for ReplicationControllers (as upstream's, which
+runs the ReplicaSet logic over them)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from controllers.owners import (
     pod_from_template,
 )
 from fakeapi.machinery.selectors import label_selector_matches
-from fakeapi.registry.kinds import REPLICA_SETS
+from fakeapi.registry.kinds import REPLICA_SETS, REPLICATION_CONTROLLERS
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +29,7 @@ class ReplicaSetController(PodOwnerController):
 
     owner_resource = REPLICA_SETS.resource_id
     owner_kind = "ReplicaSet"
+    owner_api_version = "apps/v1"
 
     async def sync(self, key: str, rs: Obj, pods: OwnedPods) -> None:
         """Create or delete pods towards spec.replicas, then write the status."""
@@ -37,7 +40,8 @@ class ReplicaSetController(PodOwnerController):
             template = (rs.get("spec") or {}).get("template") or {}
             for _ in range(min(diff, BURST)):
                 await self.create_pod(key, pod_from_template(
-                    template, owner=rs, api_version="apps/v1", kind="ReplicaSet",
+                    template, owner=rs, api_version=self.owner_api_version,
+                    kind=self.owner_kind,
                     generate_name=rs["metadata"]["name"] + "-"))
             if diff < 0 and not pods.adding:
                 for pod in deletion_order(active)[:min(-diff, BURST)]:
@@ -59,5 +63,14 @@ class ReplicaSetController(PodOwnerController):
         status = {k: v for k, v in status.items() if v or k == "replicas"}
         if (rs.get("status") or {}) == status:
             return
-        await self.client.update(REPLICA_SETS.resource_id, {**rs, "status": status},
+        await self.client.update(self.owner_resource, {**rs, "status": status},
                                  subresource="status")
+
+
+class ReplicationManager(ReplicaSetController):
+    """ReplicationControllers: a ReplicaSet's pods and status, under their own kind (a
+    selector that is a plain label map, which the defaulted pod labels match)."""
+
+    owner_resource = REPLICATION_CONTROLLERS.resource_id
+    owner_kind = "ReplicationController"
+    owner_api_version = "v1"

@@ -170,6 +170,13 @@ _CONTROLLERS: dict[str, list[Obj]] = {
         rule(("create", "delete", "list", "patch", "watch"), (_CORE,), ("pods",)),
         *_events(),
     ],
+    "replication-controller": [  # upstream's system:controller:replication-controller
+        rule(("get", "list", "watch", "update"), (_CORE,), ("replicationcontrollers",)),
+        rule(("update",), (_CORE,), ("replicationcontrollers/status",
+                                     "replicationcontrollers/finalizers")),
+        rule(("create", "delete", "list", "patch", "watch"), (_CORE,), ("pods",)),
+        *_events(),
+    ],
     "statefulset-controller": [
         rule(("get", "list", "watch"), ("apps",), ("statefulsets",)),
         rule(("update",), ("apps",), ("statefulsets/status", "statefulsets/finalizers")),

@@ -91,6 +91,32 @@ async def test_a_deployment_runs_its_replicas_and_scales() -> None:
         assert len(live) == 1
 
 
+async def test_a_replication_controller_keeps_its_pods_and_scales() -> None:
+    """Issue 18: an RC with replicas 1 stayed at CURRENT 0; the replication manager runs it."""
+    async with running_plane("replicationcontroller-controller,garbage-collector") as plane:
+        client = plane.cluster.client("admin")
+        await client.create("replicationcontrollers", {
+            "metadata": {"name": "rc"}, "spec": {"replicas": 2, "selector": {"app": "rc"},
+                                                 "template": {
+                "metadata": {"labels": {"app": "rc"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}, "default")
+        await _settle_running(plane, client)
+        pods = await _pods(client, app="rc")
+        assert len(pods) == 2
+        assert {(o["apiVersion"], o["kind"], o["name"], o["controller"])
+                for p in pods for o in p["metadata"]["ownerReferences"]} == {
+            ("v1", "ReplicationController", "rc", True)}
+        status = (await client.get("replicationcontrollers", "rc", "default"))["status"]
+        assert (status["replicas"], status["readyReplicas"], status["fullyLabeledReplicas"]) == (
+            2, 2, 2)
+        await client.patch("replicationcontrollers", "rc", {"spec": {"replicas": 1}},
+                           namespace="default", subresource="scale")
+        await plane.settle()
+        live = [p for p in await _pods(client, app="rc")
+                if not p["metadata"].get("deletionTimestamp")]
+        assert len(live) == 1
+
+
 async def test_a_template_change_rolls_within_surge_and_unavailability() -> None:
     async with running_plane(WORKLOADS) as plane:
         client = plane.cluster.client("admin")

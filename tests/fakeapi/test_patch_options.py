@@ -32,7 +32,7 @@ CASES = [
 async def test_bad_patch_options_are_refused(served: tuple[Cluster, TestClient], ctype: str,
                                              params: dict[str, str], body: object,
                                              message: str,
-                                             causes: list[tuple[str, str]]) -> None:
+                                             causes: list[tuple[str | None, str]]) -> None:
     cluster, api = served
     await ok(api, "POST", CM, cm("a"))
     before = committed(cluster)
