@@ -92,16 +92,22 @@ class Binder:
     async def bind(self, key: str, pod: Obj, result: ScheduleResult) -> None:
         """Reserve, PreBind, then Bind, or wait for binding conditions (the pod is queued
         again to poll them); a failed PreBind is unreserved and retried (Retry)."""
-        reserved = dict(result.allocations)
-        if result.special is not None and result.special.allocation is not None:
-            reserved[result.special.claim.uid] = result.special.allocation
-        for uid, allocation in reserved.items():  # Reserve
+        self.reserve(key, pod, result)
+        await self.finish(key, pod, result)
+
+    def reserve(self, key: str, pod: Obj, result: ScheduleResult) -> None:
+        """Reserve: the claims' new allocations in flight, the pod assumed on its node."""
+        for uid, allocation in _reserved(result).items():
             self.cache.reserve_claim(uid, allocation)
         self.cache.assume(key, result.node, pod, result.node_allocatable)
+
+    async def finish(self, key: str, pod: Obj, result: ScheduleResult) -> None:
+        """PreBind and Bind of a reserved (and permitted) pod, as `bind` after Reserve."""
+        reserved = _reserved(result)
         try:
             conditional = await self._prebind(pod, result)
         except (ApiError, Retry) as e:
-            self._unreserve(key, result)
+            self.unreserve(key, result)
             await self.recorder.event(object_reference(pod, api_version="v1", kind="Pod"),
                                       WARNING, "FailedScheduling", f"running PreBind: {e}")
             raise Retry(reason=str(e)) from None
@@ -115,7 +121,8 @@ class Binder:
             return
         await self._bind(key, pod, result.node)
 
-    def _unreserve(self, key: str, result: ScheduleResult) -> None:
+    def unreserve(self, key: str, result: ScheduleResult) -> None:
+        """Unreserve: the claims' new allocations dropped, the pod no longer assumed."""
         uids = list(result.allocations)
         if result.special is not None:
             uids.append(result.special.claim.uid)
@@ -254,6 +261,14 @@ class Binder:
         await self.recorder.event(
             object_reference(pod, api_version="v1", kind="Pod"), NORMAL, "Scheduled",
             f"Successfully assigned {meta.get('namespace', '')}/{meta['name']} to {node}")
+
+
+def _reserved(result: ScheduleResult) -> dict[str, Obj]:
+    """claim uid → the allocation Reserve puts in flight for it (the special claim's too)."""
+    reserved = dict(result.allocations)
+    if result.special is not None and result.special.allocation is not None:
+        reserved[result.special.claim.uid] = result.special.allocation
+    return reserved
 
 
 def binding_state(claim: Obj | None) -> str:

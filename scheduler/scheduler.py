@@ -6,7 +6,9 @@ feasible ones are found, PostFilter, Score), then the binding (`scheduler.bindin
 PreBind with the claims' allocation and reservation and any binding conditions, Bind). A pod
 no node can take gets `PodScheduled=False` and a FailedScheduling Event with upstream's
 message, and waits for a change of the cluster. What the scheduler knows between cycles, and
-when it reuses a verdict, is `scheduler.cache`. This module wires them: informer events to
+when it reuses a verdict, is `scheduler.cache`. With `GangScheduling`, a pod of a gang
+PodGroup waits for its group at PreEnqueue and at Permit (`scheduler.gang`). This module
+wires them: informer events to
 the cache and to work-queue keys, `reconcile` for one pod, the failure handler and the
 `/explain` route. Everything is written through the API as
 `system:serviceaccount:kube-system:kube-scheduler`.
@@ -22,7 +24,9 @@ import orjson
 from aiohttp import web
 
 import scheduler.explain as explanation
+import scheduler.gang as gangs
 import scheduler.nodeallocatable as nodealloc
+from fakeapi.kube.resourceclaim import pod_group_name
 from fakeapi.machinery.errors import ApiError, not_found
 from fakeapi.machinery.timestamps import rfc3339
 from fakeapi.machinery.watchtypes import DELETED
@@ -61,6 +65,12 @@ class Scheduler(Controller[str]):
                                limiter=RateLimiter(base=BACKOFF_INITIAL, cap=BACKOFF_MAX))
         served = {k.resource_id for k in self.client.resources()}
         self.workload_claims = PODGROUPS in served and ctx.gates.enabled(WORKLOAD_CLAIMS_GATE)
+        self.gang = PODGROUPS in served and ctx.gates.enabled(gangs.GATE)
+        self.gangs = gangs.Gangs()
+        """The pods waiting at Permit for their gang (GangScheduling)."""
+        self._permit_rejected: set[str] = set()
+        """Pods rejected at the Permit timeout: their own updates don't queue them again
+        (upstream requeues them on a new pod of the group, or a change of the cluster)."""
         self.cache = SchedulerCache(features=AllocatorFeatures.from_gates(ctx.gates),
                                     node_allocatable=ctx.gates.enabled(nodealloc.GATE))
         self.recorder = EventRecorder(client=self.client, clock=ctx.clock, component=NAME)
@@ -77,8 +87,8 @@ class Scheduler(Controller[str]):
         self.classes = self.watch(CLASSES, self._inventory_changed(self.cache.class_changed))
         if RULES in served:
             self.watch(RULES, self._inventory_changed(self.cache.taint_rule_changed))
-        self.groups = self.watch(PODGROUPS, self._cluster_changed) if self.workload_claims \
-            else None
+        self.groups = self.watch(PODGROUPS, self._cluster_changed) \
+            if self.workload_claims or self.gang else None
         self.cycle = SchedulingCycle(cache=self.cache, nodes=self.nodes.cache,
                                      classes=self.classes.cache, clock=ctx.clock,
                                      rng=ctx.random)
@@ -105,10 +115,19 @@ class Scheduler(Controller[str]):
         left_a_node = self.cache.pod_changed(type_, pod)
         if type_ == DELETED:
             self._unschedulable.discard(key)
+            self._permit_rejected.discard(key)
             self.binder.forget(key)
-            return self._requeue_unschedulable() if left_a_node else []
+            parked = self.gangs.release(key)
+            if parked is not None:
+                self.binder.unreserve(key, parked.result)
+            return self._requeue_unschedulable() if left_a_node or parked else []
         if self._ours(pod):
+            if old is not None and key in self._permit_rejected:
+                return []
             self._unschedulable.discard(key)
+            if self.gang and old is None and gangs.group_key(pod):
+                # upstream's gang QueueingHint: a new pod may complete its group
+                return [key, *self._requeue_unschedulable()]
             return [key]
         if left_a_node:  # finished or gone from its node: room for others
             return self._requeue_unschedulable()
@@ -141,10 +160,24 @@ class Scheduler(Controller[str]):
     def _group_of(self, pod: Obj) -> Obj | None:
         if self.groups is None:
             return None
-        group = ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
+        group = pod_group_name(pod)
         if not group:
             return None
         return self.groups.cache.get(group, pod["metadata"].get("namespace", ""))
+
+    def _claims_group(self, pod: Obj) -> Obj | None:
+        """The PodGroup the pod's claims may be reserved for (DRAWorkloadResourceClaims)."""
+        return self._group_of(pod) if self.workload_claims else None
+
+    def _gang_size(self, pod: Obj) -> int | None:
+        """minCount of the pod's gang, or None (no gang, or GangScheduling off)."""
+        return gangs.min_count(self._group_of(pod)) if self.gang else None
+
+    def _group_pods(self, pod: Obj) -> list[Obj]:
+        """The pods of the pod's group that are not terminating."""
+        group = gangs.group_key(pod)
+        return [p for p in self.pods.cache.list(pod["metadata"].get("namespace", ""))
+                if gangs.group_key(p) == group and not p["metadata"].get("deletionTimestamp")]
 
     async def reconcile(self, key: str) -> None:
         """One scheduling attempt for the pod `key` (or a look at its binding conditions)."""
@@ -161,10 +194,20 @@ class Scheduler(Controller[str]):
                 await self._report_unschedulable(key, pod, "SchedulerError", str(e))
                 raise Retry(reason=str(e)) from None
             return
+        self._permit_rejected.discard(key)
+        parked = self.gangs.parked(key)
+        if parked is not None:
+            await self._check_permit_deadline(key, pod, parked)
+            return
         if self.cache.assumed(key):
             return  # bound a moment ago; the informer hasn't shown it yet
+        needed = self._gang_size(pod)
+        if needed is not None and len(self._group_pods(pod)) < needed:
+            # the gang's PreEnqueue: not attempted (no condition, no event) until it grows
+            self._unschedulable.add(key)
+            return
         try:
-            claims = pod_claims(pod, get_claim=self._get_claim, group=self._group_of(pod))
+            claims = pod_claims(pod, get_claim=self._get_claim, group=self._claims_group(pod))
         except ClaimsNotReady:
             # upstream's PreEnqueue: not attempted (no condition, no event) until it changes
             self._unschedulable.add(key)
@@ -181,7 +224,41 @@ class Scheduler(Controller[str]):
         except AllocationError as e:
             await self._report_unschedulable(key, pod, "SchedulerError", str(e))
             raise Retry(reason=str(e)) from None
-        await self.binder.bind(key, pod, result)
+        if needed is None:
+            await self.binder.bind(key, pod, result)
+            return
+        self.binder.reserve(key, pod, result)
+        bound = sum(1 for p in self._group_pods(pod) if (p.get("spec") or {}).get("nodeName"))
+        permitted = self.gangs.permit(key=key, pod=pod, result=result,
+                                      group=gangs.group_key(pod), needed=needed, bound=bound,
+                                      now=self.clock.monotonic())
+        if isinstance(permitted, float):
+            self.queue.add_after(key, permitted)  # the Permit timeout, on the clock
+            return
+        for allowed in permitted:
+            if allowed.key == key:
+                continue
+            try:
+                await self.binder.finish(allowed.key, allowed.pod, allowed.result)
+            except Retry:
+                self.queue.add(allowed.key)  # unreserved by its failed PreBind: tried again
+        await self.binder.finish(key, pod, result)
+
+    async def _check_permit_deadline(self, key: str, pod: Obj, parked: gangs.Parked) -> None:
+        """A pod waiting at Permit: still waiting before its group's deadline; at it,
+        rejected as upstream (Unreserve, then the failure handler)."""
+        deadline = self.gangs.deadline(parked.group) or 0.0
+        left = deadline - self.clock.monotonic()
+        if left > 0:
+            self.queue.add_after(key, left)
+            return
+        self.gangs.release(key)
+        self.binder.unreserve(key, parked.result)
+        self._permit_rejected.add(key)
+        await self._report_unschedulable(key, pod, "Unschedulable",
+                                         gangs.timeout_message(parked.waited))
+        self._unschedulable.add(key)
+        self.queue.add_after(key, UNSCHEDULABLE_FLUSH)
 
     async def _report_unschedulable(self, key: str, pod: Obj, reason: str,
                                     message: str) -> None:
@@ -225,5 +302,5 @@ class Scheduler(Controller[str]):
         waiting = self.binder.waiting(object_key(pod))
         return explanation.explain(pod, ours=self._ours(pod),
                                    waiting_node=waiting.node if waiting is not None else None,
-                                   get_claim=self._get_claim, group=self._group_of(pod),
+                                   get_claim=self._get_claim, group=self._claims_group(pod),
                                    cycle=self.cycle)

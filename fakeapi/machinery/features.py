@@ -2,8 +2,11 @@
 
 Behaves like kube-apiserver's `--feature-gates`: an unknown name or a locked gate set to
 its non-default value is refused, dependencies are checked once every setting is known,
-and `AllAlpha` / `AllBeta` switch a whole stage (explicit settings win). Only the gates
-this server acts on are known: the DRA family and the workload gates DRA builds on.
+and `AllAlpha` / `AllBeta` switch a whole stage (explicit settings win). Known: the DRA
+family, the workload gates DRA builds on, `GangScheduling`, and every gate of upstream's
+1.37 kube-scheduler list (`tests/data/features/upstream-1.37-gates.tsv` says where each
+comes from; `tests/fakeapi/test_upstream_gates.py` holds this table to it). A gate this
+server has no behaviour for is accepted and reported, as a flag kube-apiserver would take.
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ class GateReader(Protocol):
 
 DRA = "DynamicResourceAllocation"
 WORKLOAD = "GenericWorkload"
+GANG = "GangScheduling"
 A, B, GA = Stage.ALPHA, Stage.BETA, Stage.GA
 
 
@@ -100,10 +104,32 @@ _TABLE: tuple[Gate, ...] = (
     _gate("DRAPartitionableDevicesType", A, False, "1.37", "DRAResourcePoolStatus",
           "DRAPartitionableDevices"),
     _gate(WORKLOAD, B, False, "1.37"),
-    _gate("CompositePodGroup", A, False, "1.37", WORKLOAD),
+    # The scheduler's dependency test: CompositePodGroup needs TopologyAwareWorkloadScheduling.
+    _gate("CompositePodGroup", A, False, "1.37", WORKLOAD, "TopologyAwareWorkloadScheduling"),
+    # pkg/features (1.35 spec; see the data file): the gang plugin needs the Workload API.
+    _gate(GANG, A, False, "1.35", WORKLOAD),
     _gate("PodGroupPreemptionPolicy", A, False, "1.37", WORKLOAD),
     _gate("TopologyAwareWorkloadScheduling", A, False, "1.36", WORKLOAD),
     _gate("WorkloadWithJob", A, False, "1.36", WORKLOAD),
+    # The rest of kube-scheduler's 1.37 list: accepted, no behaviour here.
+    _gate("InPlacePodLevelResourcesVerticalScaling", B, True, "1.36"),
+    _gate("InPlacePodVerticalScaling", GA, True, "1.35", locked=True),
+    _gate("InPlacePodVerticalScalingSchedulerPreemption", A, False, "1.37"),
+    _gate("InterPodAffinityHostnameFastPath", A, False, "1.37"),
+    _gate("MatchLabelKeysInPodTopologySpread", B, True, "1.27"),
+    _gate("NodeDeclaredFeatures", GA, True, "1.37", locked=True),
+    _gate("NodeInclusionPolicyInPodTopologySpread", GA, True, "1.33", locked=True),
+    _gate("NominatedNodeNameForExpectation", B, True, "1.35"),
+    _gate("OpportunisticBatching", B, True, "1.35"),
+    _gate("PodLevelResources", B, True, "1.34"),
+    _gate("SchedulerAsyncAPICalls", B, False, "1.34"),
+    _gate("SchedulerAsyncPreemption", B, True, "1.33"),
+    _gate("SchedulerPopFromBackoffQ", B, True, "1.33"),
+    _gate("SchedulerPreQueueingHints", A, False, "1.37"),
+    _gate("StorageCapacityScoring", B, True, "1.37"),
+    _gate("TaintTolerationComparisonOperators", A, False, "1.35"),
+    _gate("VolumeAttributesClass", GA, True, "1.36", locked=True),
+    _gate("VolumeLimitScaling", B, True, "1.37"),
 )
 GATES: dict[str, Gate] = {g.name: g for g in _TABLE}
 """Every known gate by name, in table order."""

@@ -154,7 +154,7 @@ REFUSED = [
      "DRAFractionalCapacityRange is enabled, but depends on features that are disabled: "
      "[DRAConsumableCapacity]"),
     ("CompositePodGroup=true", "CompositePodGroup is enabled, but depends on features that "
-     "are disabled: [GenericWorkload]"),
+     "are disabled: [GenericWorkload TopologyAwareWorkloadScheduling]"),
     ("DRAPartitionableDevices=false,DRAConsumableCapacity=false,DRAFractionalCapacityRange=true,"
      "DRADeviceCompatibilityGroups=true",
      "[DRADeviceCompatibilityGroups is enabled, but depends on features that are disabled: "

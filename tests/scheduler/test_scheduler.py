@@ -16,10 +16,22 @@ from fakeapi.machinery.errors import ApiError
 from scheduler.cycle import SchedulingCycle
 from scheduler.scheduler import Scheduler
 from tests.support.plane import running_plane
-from tests.support.scheduling import CLAIMS, NS, condition, node, scheduled
+from tests.support.scheduling import (
+    CLAIMS,
+    DRIVER,
+    NS,
+    claim,
+    condition,
+    device_class,
+    events,
+    gpu_slice,
+    gpus,
+    node,
+    pod,
+    scheduled,
+)
 
 Obj = dict[str, Any]
-DRIVER = "gpu.example.com"
 
 
 @pytest.fixture
@@ -33,35 +45,8 @@ def admin(plane: ControlPlane) -> Client:
     return plane.cluster.client("test")
 
 
-def pod(name: str, *, cpu: str | None = None, claims: list[Obj] | None = None,
-        **spec: Any) -> Obj:
-    container: Obj = {"name": "c", "image": "busybox"}
-    if cpu:
-        container["resources"] = {"requests": {"cpu": cpu}}
-    if claims:
-        container.setdefault("resources", {})["claims"] = [{"name": c["name"]} for c in claims]
-    body: Obj = {"metadata": {"name": name, "namespace": NS},
-                 "spec": {"containers": [container], **spec}}
-    if claims:
-        body["spec"]["resourceClaims"] = claims
-    return body
 
 
-def device_class(name: str = DRIVER) -> Obj:
-    return {"metadata": {"name": name}, "spec": {"selectors": [
-        {"cel": {"expression": f'device.driver == "{DRIVER}"'}}]}}
-
-
-def gpu_slice(node_name: str, devices: int = 1, **device: Any) -> Obj:
-    return {"metadata": {"name": f"{node_name}-gpus"}, "spec": {
-        "driver": DRIVER, "nodeName": node_name,
-        "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
-        "devices": [{"name": f"gpu-{i}", **device} for i in range(devices)]}}
-
-
-def claim(name: str, request: str = "gpu", class_name: str = DRIVER) -> Obj:
-    return {"metadata": {"name": name, "namespace": NS}, "spec": {"devices": {"requests": [
-        {"name": request, "exactly": {"deviceClassName": class_name}}]}}}
 
 
 def scheduled_condition(p: Obj) -> Obj:
@@ -70,10 +55,6 @@ def scheduled_condition(p: Obj) -> Obj:
     assert found is not None, f"no PodScheduled condition in {p.get('status')}"
     return found
 
-
-async def events(admin: Client, name: str) -> list[tuple[str, str, str]]:
-    return [(e["type"], e["reason"], e["message"]) for e in await admin.list("events", NS)
-            if e["involvedObject"]["name"] == name]
 
 
 async def test_a_pod_is_bound_with_an_event(plane: ControlPlane, admin: Client) -> None:
@@ -147,12 +128,6 @@ async def test_pods_spread_over_nodes(plane: ControlPlane, admin: Client) -> Non
 
 # ----- DRA ---------------------------------------------------------------------------------
 
-
-async def gpus(admin: Client, *nodes: str, devices: int = 1, **device: Any) -> None:
-    await admin.create("deviceclasses.resource.k8s.io", device_class())
-    for n in nodes:
-        await admin.create("nodes", node(n))
-        await admin.create("resourceslices.resource.k8s.io", gpu_slice(n, devices, **device))
 
 
 async def test_a_claim_is_allocated_reserved_and_the_pod_bound(plane: ControlPlane,
