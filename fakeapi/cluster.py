@@ -31,6 +31,7 @@ from fakeapi.machinery.decode import json_copy
 from fakeapi.machinery.features import FeatureGates
 from fakeapi.machinery.inputturns import InputTurns
 from fakeapi.machinery.randomness import RandomSource
+from fakeapi.machinery.runtimeconfig import RuntimeConfig
 from fakeapi.machinery.timestamps import parse_time, rfc3339
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import Registry, uuid4
@@ -65,6 +66,9 @@ class ClusterConfig:
 
     data_dir: Path | None = None
     feature_gates: dict[str, bool] = dataclasses.field(default_factory=dict)
+    runtime_config: dict[str, str] = dataclasses.field(default_factory=dict)
+    """`--runtime-config`'s keys and values: the group/versions served besides the default
+    ones (`RuntimeConfigError` at start for what upstream refuses)."""
     retention: int = DEFAULT_RETENTION
     retention_bytes: int = DEFAULT_RETENTION_BYTES
     seed: int | None = None
@@ -102,7 +106,7 @@ class Cluster:
         self.config = config
         self.clock = clock or RealClock()
         self.gates = FeatureGates(config.feature_gates)  # FeatureGateError: refuse to start
-        self.kinds: KindTable = served_kinds(self.gates)
+        self.kinds: KindTable = served_kinds(self.gates, RuntimeConfig(config.runtime_config))
         self.wal: WriteAheadLog | None = None
         records: list[bytes] = []
         if config.data_dir is not None:

@@ -42,7 +42,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     cmd.set_defaults(run=run)
 
 
-RUN_SETTINGS = ("seed", "feature_gates", "nodes", "node_profile", "components",
+RUN_SETTINGS = ("seed", "feature_gates", "runtime_config", "nodes", "node_profile", "components",
                 "adopt_nodes", "drivers", "disabled_drivers")
 """The run-setting flags (`cli.serve.add_run_settings`), each None on the command line
 unless given."""

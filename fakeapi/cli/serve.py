@@ -33,6 +33,13 @@ def parse_feature_gates(text: str) -> dict[str, bool]:
                                          f"flag: {e}") from None
 
 
+def parse_runtime_config(text: str) -> dict[str, str]:
+    """`resource.k8s.io/v1beta2=true,api/alpha=false` → its keys and values (a
+    ConfigurationMap; what they name is checked when the server starts)."""
+    from fakeapi.machinery import runtimeconfig
+    return dict(runtimeconfig.parse_runtime_config(text).overrides)
+
+
 def parse_token_file(path: str) -> dict[str, authn.UserInfo]:
     """`--token-auth-file`: kube-apiserver's static token CSV (token,user,uid,"groups")."""
     from fakeapi.auth import authn
@@ -127,6 +134,11 @@ def add_run_settings(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--feature-gates", type=parse_feature_gates, default={},
                         metavar="A=true,B=false",
                         help="feature gates over the 1.37 defaults (kube-apiserver's syntax)")
+    parser.add_argument("--runtime-config", type=parse_runtime_config, default={},
+                        metavar="group/version=true,...",
+                        help="API group/versions to serve besides the defaults, or not to "
+                             "serve (kube-apiserver's syntax: also api/all, api/ga, api/beta, "
+                             "api/alpha and group/version/resource)")
     parser.add_argument("--seed", type=int, help="deterministic names and UIDs")
     parser.add_argument(
         "--components", type=parse_components, default="*", metavar="LIST",
@@ -196,6 +208,7 @@ def recorded_settings(args: argparse.Namespace, emulator: EmulatorSettings) -> d
     profile by content, as a profile file's JSON, not by its path)."""
     profile = emulator.node_profile().model_dump(mode="json", by_alias=True)
     return {"seed": args.seed, "clock": args.clock, "feature_gates": dict(args.feature_gates),
+            "runtime_config": dict(args.runtime_config),
             "components": args.components, "nodes": args.nodes, "node_profile": profile,
             "adopt_nodes": args.adopt_nodes, "drivers": emulator.drivers,
             "disabled_drivers": list(emulator.disabled_drivers), "cel_engine": args.cel_engine,
@@ -234,6 +247,7 @@ async def serve(args: argparse.Namespace) -> int:
     from fakeapi.controlplane import ControlPlane
     from fakeapi.http import serving
     from fakeapi.machinery.clock import clock_for
+    from fakeapi.machinery.runtimeconfig import RuntimeConfigError
     from fakeapi.machinery.statedir import make_temporary_state
     from fakeapi.storage import logcheck
     from fakeapi.storage.store import ReplayError
@@ -248,7 +262,8 @@ async def serve(args: argparse.Namespace) -> int:
                                 drivers=args.drivers or DRIVER_MODES[0],
                                 disabled_drivers=tuple(args.disabled_drivers or ()))
     config = ClusterConfig(data_dir=args.data_dir, feature_gates=args.feature_gates,
-                           seed=args.seed, watch_stall_timeout=args.watch_stall_timeout,
+                           runtime_config=args.runtime_config, seed=args.seed,
+                           watch_stall_timeout=args.watch_stall_timeout,
                            settings=recorded_settings(args, emulator) if args.data_dir else {})
     if args.log_retention_bytes is not None:
         config = dataclasses.replace(config, retention_bytes=args.log_retention_bytes)
@@ -269,6 +284,9 @@ async def serve(args: argparse.Namespace) -> int:
         return 1
     except (WalError, RestoreRefused) as e:  # not a fakeapi log, open in another server, or
         print(f"fakeapi: refusing to start: {e}", file=sys.stderr, flush=True)  # no new one
+        return 1
+    except RuntimeConfigError as e:  # checked before the log is opened: nothing written
+        print(f"fakeapi: refusing to start: --runtime-config: {e}", file=sys.stderr, flush=True)
         return 1
     kubeconfig = args.kubeconfig or state_dir / "kubeconfig"
     try:

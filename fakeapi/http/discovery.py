@@ -137,7 +137,8 @@ def _sorted_kinds(kinds: Iterable[Kind]) -> list[Kind]:
 
 def storage_version_hash(kind: Kind) -> str:
     """Opaque per-resource hash of its storage group/version/kind (as upstream computes it)."""
-    digest = hashlib.sha256(f"{kind.group}/{kind.version}/{kind.kind}".encode()).digest()
+    version = kind.storage_version or kind.version  # every served version shares it
+    digest = hashlib.sha256(f"{kind.group}/{version}/{kind.kind}".encode()).digest()
     return base64.b64encode(digest[:8]).decode()
 
 

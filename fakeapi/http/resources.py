@@ -57,6 +57,7 @@ from fakeapi.machinery.requestinfo import HttpRequest
 from fakeapi.machinery.watchtypes import DELETED
 from fakeapi.patching.patch import APPLY_PATCH
 from fakeapi.registry.context import RequestContext
+from fakeapi.registry.conversion import raw_to_served, to_served
 from fakeapi.registry.generic import WriteResult
 from fakeapi.registry.kinds import NAMESPACES
 from fakeapi.registry.listing import ListResult, item_object, item_raw
@@ -258,7 +259,7 @@ class Api:
             return raw_response(partial.encode_object(event.object, form))
         if form.as_kind:
             return json_response(self._table(request, t.kind, [event.object], None))
-        return raw_response(event.raw)
+        return raw_response(raw_to_served(event.raw, t.kind))
 
     def list(self, request: web.Request, t: Target) -> web.Response:
         """LIST with selectors and limit/continue pagination."""
@@ -278,7 +279,8 @@ class Api:
             return json_response(self._table(request, t.kind,
                                              [item_object(i) for i in page.items], page))
         return raw_response(self._encode_list(t.kind, _list_meta(page),
-                                              [item_raw(i) for i in page.items]))
+                                              [raw_to_served(item_raw(i), t.kind)
+                                               for i in page.items]))
 
     @staticmethod
     def _encode_list(kind: Kind, meta: dict[str, Any], items: builtins.list[bytes]) -> bytes:
@@ -324,6 +326,8 @@ class Api:
             encode, encode_notice = _partial_encoders(form)
         elif form.as_kind:
             encode = self._table_encoder(request, t.kind)
+        elif t.kind.storage_version:
+            encode = _converting_encoder(t.kind)
         response = web.StreamResponse(headers={"Content-Type": JSON_TYPE,
                                                "Cache-Control": "no-cache, private"})
         response.enable_chunked_encoding()
@@ -393,10 +397,12 @@ class Api:
         if result.event is not None:
             await self.cluster.log.durable(result.event.revision)
 
-    async def _respond(self, request: web.Request, result: WriteResult,
-                       status: int = 200) -> web.Response:
+    async def _respond(self, request: web.Request, result: WriteResult, status: int = 200,
+                       kind: Kind | None = None) -> web.Response:
+        """The write's answer: the object at the version the request named (`kind`)."""
         await self._durable(result)
-        response = raw_response(result.raw, status)
+        raw = raw_to_served(result.raw, kind) if kind and result.body is None else result.raw
+        response = raw_response(raw, status)
         for value in warning_headers(result.warnings):
             response.headers.add("Warning", value)
         return response
@@ -408,7 +414,7 @@ class Api:
         ctx = self._recorded(request, ctx)
         async with self.cluster.inputs.turn():
             result = self.registry.create(t.kind, t.namespace or "", body, ctx)
-        return await self._respond(request, result, 201)
+        return await self._respond(request, result, 201, t.kind)
 
     async def update(self, request: web.Request, t: Target) -> web.Response:
         """PUT an object or subresource."""
@@ -418,7 +424,7 @@ class Api:
         async with self.cluster.inputs.turn():
             result = self.registry.update(t.kind, t.namespace or "", t.name, body, ctx,
                                           t.subresource)
-        return await self._respond(request, result)
+        return await self._respond(request, result, kind=t.kind)
 
     async def patch(self, request: web.Request, t: Target) -> web.Response:
         """PATCH with any of the four patch types."""
@@ -430,7 +436,7 @@ class Api:
         async with self.cluster.inputs.turn():
             result = self.registry.patch(t.kind, t.namespace or "", t.name,
                                          request.content_type, raw, ctx, t.subresource)
-        return await self._respond(request, result, 201 if result.created else 200)
+        return await self._respond(request, result, 201 if result.created else 200, t.kind)
 
     async def _delete_options(self, request: web.Request, ctx: RequestContext
                               ) -> tuple[dict[str, Any], RequestContext]:
@@ -457,7 +463,7 @@ class Api:
                 del details["group"]
             return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {},
                                   "status": "Success", "details": details})
-        return await self._respond(request, result)
+        return await self._respond(request, result, kind=t.kind)
 
     async def delete_collection(self, request: web.Request, t: Target) -> web.Response:
         """DELETE a collection (with selectors)."""
@@ -469,7 +475,8 @@ class Api:
                 options=options)
         await self.cluster.log.durable()
         meta = {"resourceVersion": str(self.cluster.store.visible_revision)}
-        return raw_response(self._encode_list(t.kind, meta, [r.raw for r in results]))
+        return raw_response(self._encode_list(t.kind, meta, [raw_to_served(r.raw, t.kind)
+                                                             for r in results]))
 
     async def review(self, request: web.Request, t: Target, handler: Review) -> web.Response:
         """POST a review kind: answered from the authorizer or the token authenticator,
@@ -554,6 +561,14 @@ def _list_meta(page: ListResult) -> dict[str, Any]:
 
 def _error_line(status: dict[str, Any]) -> bytes:
     return default_notice_encoder("ERROR", status)
+
+
+def _converting_encoder(kind: Kind) -> Callable[[Event, str], bytes]:
+    """Watch lines with each stored object at the version the watch names."""
+    def encode(event: Event, type: str) -> bytes:
+        return dumps({"type": type, "object": to_served(event.object, kind)}) + b"\n"
+
+    return encode
 
 
 def _partial_encoders(form: partial.Form) -> tuple[Callable[[Event, str], bytes],

@@ -42,7 +42,7 @@ from fakeapi.machinery.watchtypes import ADDED, DELETED, MODIFIED
 from fakeapi.patching import apply as ssa
 from fakeapi.patching.managedfields import record_update
 from fakeapi.patching.patch import apply_patch
-from fakeapi.registry import custom, custom_kinds
+from fakeapi.registry import conversion, custom, custom_kinds
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.kinds import CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES, KindTable
 from fakeapi.registry.listing import ListResult, item_object, list_page
@@ -124,7 +124,7 @@ class Registry:
                                clock=store.clock)
         self._strategies: dict[str, Strategy] = {}
         self._subresources: dict[str, dict[str, SubresourceStrategy]] = {}
-        for kind in kinds.kinds:
+        for kind in kinds.stored:
             self._build_strategies(kind)
         self._structs: dict[str, tuple[tuple[str, Obj], ...]] = {}
         self._custom_schemas: dict[str, Obj] = {}
@@ -234,7 +234,16 @@ class Registry:
     def create(self, kind: Kind, namespace: str, body: Any, ctx: RequestContext) -> WriteResult:
         """POST: validate and store a new object (409 if the name is taken)."""
         obj, warnings = self._decode_object(kind, body, ctx)
-        return self._create(kind, namespace, obj, ctx, warnings)
+        return self._create(self._stored_row(kind), namespace, conversion.to_storage(obj, kind),
+                            ctx, warnings)
+
+    def _stored_row(self, kind: Kind) -> Kind:
+        """The row a kind is stored under (itself unless it serves another version)."""
+        if not kind.storage_version:
+            return kind
+        stored = self.kinds.by_id(kind.resource_id)
+        assert stored is not None  # a served version's stored row is always in the table
+        return stored
 
     def _create(self, kind: Kind, namespace: str, obj: Obj, ctx: RequestContext,
                 warnings: builtins.list[str], *, track_fields: bool = True) -> WriteResult:
@@ -292,7 +301,8 @@ class Registry:
         stored = self.store.get(kind.resource_id, namespace, name)
         obj, warnings = self._decode_object(kind, body, ctx,
                                             stored.object if stored is not None else None)
-        return self._update(kind, namespace, name, obj, ctx, subresource, warnings)
+        return self._update(self._stored_row(kind), namespace, name,
+                            conversion.to_storage(obj, kind), ctx, subresource, warnings)
 
     def _update_view(self, kind: Kind, namespace: str, name: str, view: ViewStrategy,
                      body: Any, ctx: RequestContext) -> WriteResult:
@@ -324,12 +334,13 @@ class Registry:
             return self._apply(kind, namespace, name, current, body, ctx, subresource)
         if current is None:
             raise not_found(kind.plural, kind.group, name)
-        patched = apply_patch(patch_type, current.object, body, self._schema(kind))
+        served = conversion.to_served(current.object, kind)
+        patched = apply_patch(patch_type, served, body, self._schema(kind))
         if not isinstance(patched, dict):
             raise bad_request("patched object must be a JSON object")
-        patched, warnings = self._check_fields(kind, patched, ctx.field_validation, [],
-                                               current.object)
-        return self._update(kind, namespace, name, patched, ctx, subresource, warnings)
+        patched, warnings = self._check_fields(kind, patched, ctx.field_validation, [], served)
+        return self._update(self._stored_row(kind), namespace, name,
+                            conversion.to_storage(patched, kind), ctx, subresource, warnings)
 
     def delete(self, kind: Kind, namespace: str, name: str, ctx: RequestContext,
                options: Obj | None = None) -> WriteResult:
@@ -531,7 +542,7 @@ class Registry:
         kind.defaulter(config)
         now = rfc3339(self.store.clock.now())
         schema = self._schema(kind)
-        live = current.object if current is not None else None
+        live = conversion.to_served(current.object, kind) if current is not None else None
         new = ssa.apply(live, config, manager=ctx.field_manager, force=ctx.force, schema=schema,
                         now=now, subresource=subresource)
         new.setdefault("metadata", {})["name"] = name
@@ -539,6 +550,8 @@ class Registry:
             new["metadata"]["namespace"] = namespace
         new.setdefault("apiVersion", kind.api_version)
         new.setdefault("kind", kind.kind)
+        new = conversion.to_storage(new, kind)
+        kind = self._stored_row(kind)
         if current is None:
             return self._create(kind, namespace, new, ctx, warnings, track_fields=False)
         return self._update(kind, namespace, name, new, ctx, subresource, warnings,

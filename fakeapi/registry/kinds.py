@@ -13,11 +13,13 @@ table sits above the strategies it names: no strategy imports it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from fakeapi.machinery import names, selectors
 from fakeapi.machinery.features import FeatureGates, GateReader
+from fakeapi.machinery.runtimeconfig import RuntimeConfig
 from fakeapi.printers import columns
 from fakeapi.printers import workloads as wc
 from fakeapi.registry import reviews
@@ -80,6 +82,7 @@ from fakeapi.registry.workloads import (
     ServiceStrategy,
 )
 from fakeapi.schema import dropfields
+from fakeapi.schema.schemas import get_schemas
 
 
 def _k(group: str, version: str, kind: str, plural: str, namespaced: bool, **kw: Any) -> Kind:
@@ -363,17 +366,42 @@ KINDS: tuple[Kind, ...] = (
 """Every built-in row, in the order discovery lists them."""
 
 
+def _also_at(row: Kind, version: str) -> Kind:
+    """The row served at another version of its group, its objects stored at the row's."""
+    return dataclasses.replace(row, version=version, storage_version=row.version)
+
+
+OFF_BY_DEFAULT: tuple[Kind, ...] = (
+    *(_also_at(row, "v1beta2") for row in (
+        DEVICE_CLASSES, RESOURCE_CLAIMS, RESOURCE_CLAIM_TEMPLATES, RESOURCE_SLICES,
+        DEVICE_TAINT_RULES)),
+    _also_at(POD_GROUPS, "v1alpha3"), _also_at(WORKLOADS, "v1alpha3"),
+)
+"""The older (or alpha) versions a 1.37 kube-apiserver still serves when `--runtime-config`
+turns them on (off by default, as upstream's beta and alpha group/versions): each a row of
+a stored kind at another version, converted on the way in and out."""
+
+
 class KindTable:
     """Lookups over the served kinds (those whose feature gate is on)."""
 
-    def __init__(self, kinds: Iterable[Kind]) -> None:
+    def __init__(self, kinds: Iterable[Kind], unserved: Iterable[Kind] = ()) -> None:
+        self._unserved = tuple(unserved)
+        """Stored rows whose own version is off while another version of theirs is served:
+        found by resource id (the store, the components), never routed or discovered."""
         self._index(tuple(kinds))
 
     def _index(self, kinds: tuple[Kind, ...]) -> None:
         self.kinds = kinds
         self._by_resource = {(k.group, k.version, k.plural): k for k in self.kinds}
         self._by_gvk = {(k.group, k.version, k.kind): k for k in self.kinds}
-        self._by_id = {k.resource_id: k for k in self.kinds}
+        self._by_id = {k.resource_id: k for k in (*self._unserved, *self.kinds)
+                       if not k.storage_version}
+
+    @property
+    def stored(self) -> tuple[Kind, ...]:
+        """The stored row of every kind served at some version (its strategies run)."""
+        return (*self._unserved, *(k for k in self.kinds if not k.storage_version))
 
     def replace_custom(self, crd_name: str, kinds: Iterable[Kind]) -> None:
         """Serve the kinds of one CRD (`plural.group`) instead of the ones it served before
@@ -405,12 +433,39 @@ class KindTable:
         return [k for k in self.kinds if k.group_version == (group, version)]
 
 
-def served_kinds(gates: GateReader | Mapping[str, bool] | None = None) -> KindTable:
-    """The kinds a server with these gates serves (a mapping: overrides of the 1.37 defaults).
+def served_kinds(gates: GateReader | Mapping[str, bool] | None = None,
+                 runtime: RuntimeConfig | None = None) -> KindTable:
+    """The kinds a server with these gates and `--runtime-config` serves (gates as a
+    mapping: overrides of the 1.37 defaults); `RuntimeConfigError` for a config upstream
+    refuses.
 
-    Without gates: every row, as docs and schema tests want the whole table.
+    Without gates: every row of `KINDS`, as docs and schema tests want the whole table.
     """
     if gates is None:
         return KindTable(KINDS)
     reader = FeatureGates(gates) if isinstance(gates, Mapping) else gates
-    return KindTable(k for k in KINDS if not k.feature_gate or reader.enabled(k.feature_gate))
+    rows = [k for k in (*KINDS, *OFF_BY_DEFAULT)
+            if not k.feature_gate or reader.enabled(k.feature_gate)]
+    defaults: dict[tuple[str, str], bool] = {}
+    for k in rows:
+        defaults[k.group_version] = defaults.get(k.group_version, False) or not k.storage_version
+    versions, resources = (runtime or RuntimeConfig()).resolve(registered_versions(), defaults)
+    served = [k for k in rows if versions[k.group_version]
+              and resources.get((k.group, k.version, k.plural), True)]
+    ids = {k.resource_id for k in served}
+    unserved = [k for k in rows if not k.storage_version and k.resource_id in ids
+                and k not in served]
+    return KindTable(served, unserved)
+
+
+def registered_versions() -> dict[str, set[str]]:
+    """Every version each group of the table registers in 1.37 (kube-apiserver's scheme:
+    the versions its OpenAPI has kinds of, served or not)."""
+    found: dict[str, set[str]] = {k.group: set() for k in KINDS}
+    for definition in get_schemas().definitions.values():
+        for gvk in definition.get("x-kubernetes-group-version-kind") or ():
+            if gvk.get("group") in found:
+                found[gvk["group"]].add(gvk["version"])
+    for k in KINDS:
+        found[k.group].add(k.version)
+    return found

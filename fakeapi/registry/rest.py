@@ -358,6 +358,10 @@ class Kind(ResourceType):
     handler: Handler = dataclasses.field(default=STORED, compare=False)
     """How HTTP serves the kind (the generic store, a computed review, a POST to another
     object's subresource)."""
+    storage_version: str = ""
+    """For a row serving another version of a stored kind (an off-by-default older one):
+    the version its objects are stored at, converted to and from this one
+    (`fakeapi.registry.conversion`); "" for the stored row itself."""
 
     @property
     def has_status(self) -> bool:

@@ -60,6 +60,7 @@ class ReplaySettings:
 
     seed: int | None = None
     feature_gates: dict[str, bool] = dataclasses.field(default_factory=dict)
+    runtime_config: dict[str, str] = dataclasses.field(default_factory=dict)
     nodes: int = DEFAULT_NODES
     node_profile: NodeProfile | None = None
     components: str = "*"
@@ -100,7 +101,8 @@ async def replay(recording: Recording, settings: ReplaySettings, *, state_dir: P
                                 drivers=settings.drivers,
                                 disabled_drivers=settings.disabled_drivers)
     config = ClusterConfig(data_dir=data_dir, feature_gates=settings.feature_gates,
-                           seed=settings.seed, retention=UNBOUNDED, retention_bytes=UNBOUNDED,
+                           runtime_config=settings.runtime_config, seed=settings.seed,
+                           retention=UNBOUNDED, retention_bytes=UNBOUNDED,
                            base=recording.log.base,
                            base_records=tuple(recording.base_records))
     plane = ControlPlane(config, clock=clock, components=settings.components,
@@ -183,7 +185,8 @@ def read_only_cluster(records: list[bytes], revision: int, settings: ReplaySetti
     upto = revision - base
     when = (orjson.loads(records[upto - 1].partition(b"\n")[0])["ts"] if upto > 0 else
             rfc3339(base_time) if base_time is not None else "")
-    config = ClusterConfig(feature_gates=settings.feature_gates, history=tuple(records[:upto]),
+    config = ClusterConfig(feature_gates=settings.feature_gates,
+                           runtime_config=settings.runtime_config, history=tuple(records[:upto]),
                            base=base, base_records=tuple(base_records),
                            read_only=f"it serves {source} read-only as it was at revision "
                                      f"{revision} ({when})")
