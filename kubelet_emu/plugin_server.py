@@ -12,7 +12,6 @@ use: `--kubelet-registrar-directory-path` (`/var/lib/kubelet/plugins_registry`) 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -34,15 +33,6 @@ SUPPORTED_VERSIONS = ("v1.DRAPlugin", "v1beta1.DRAPlugin", "v1.DRAResourceHealth
 """What the plugin registers with: the gRPC services it implements, newest first."""
 
 
-@dataclasses.dataclass(kw_only=True)
-class RegistrationStatus:
-    """What the kubelet told the plugin about its registration (None: not yet)."""
-
-    registered: bool | None = None
-    error: str = ""
-    changed: asyncio.Event = dataclasses.field(default_factory=asyncio.Event)
-
-
 def _unary(call: Callable[[Any, Any], Any], request: Any, response: Any) -> Any:
     return grpc.unary_unary_rpc_method_handler(
         call, request_deserializer=request.FromString,
@@ -57,7 +47,6 @@ class PluginServer:
         self.driver = plugin.driver_name
         self.registration_socket = registration_socket(registry, self.driver)
         self.service_socket = service_socket(plugins, self.driver)
-        self.registration = RegistrationStatus()
         self._servers: list[Any] = []
 
     # ----- the services -----------------------------------------------------------------
@@ -70,9 +59,6 @@ class PluginServer:
 
     async def _notify(self, request: registration_pb2.RegistrationStatus,
                       context: Any) -> registration_pb2.RegistrationStatusResponse:
-        self.registration.registered = request.plugin_registered
-        self.registration.error = request.error
-        self.registration.changed.set()
         if not request.plugin_registered:
             log.warning("%s: the kubelet did not register the plugin: %s", self.driver,
                         request.error)
