@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
+from fakeapi.cli.main import build_parser
 from fakeapi.machinery.features import parse_feature_gates
 from fakeapi.machinery.runtimeconfig import RuntimeConfigError, parse_runtime_config
 from fakeapi.registry.kinds import served_kinds
@@ -87,6 +88,52 @@ def test_runtime_config_refusals_are_upstreams(config: str, message: str) -> Non
     with pytest.raises(RuntimeConfigError) as e:
         served_kinds({}, parse_runtime_config(config))
     assert str(e.value) == message
+
+
+REPEATED = [
+    # the --runtime-config flags in order, what the server is given
+    (["resource.k8s.io/v1beta2=true"], {"resource.k8s.io/v1beta2": "true"}),
+    (["resource.k8s.io/v1beta2=true", "api/alpha=true"],
+     {"resource.k8s.io/v1beta2": "true", "api/alpha": "true"}),
+    (["resource.k8s.io/v1beta2=true", "resource.k8s.io/v1beta2=false"],
+     {"resource.k8s.io/v1beta2": "false"}),  # a later flag's key wins
+    (["api/beta=true,resource.k8s.io/v1beta2=false", "resource.k8s.io/v1beta2"],
+     {"api/beta": "true", "resource.k8s.io/v1beta2": ""}),
+]
+
+
+@pytest.mark.parametrize(("flags", "merged"), REPEATED, ids=[" ".join(r[0]) for r in REPEATED])
+def test_repeated_runtime_config_flags_merge_as_kube_apiservers(
+        flags: list[str], merged: dict[str, str]) -> None:
+    argv = ["serve", *(arg for flag in flags for arg in ("--runtime-config", flag))]
+    assert build_parser().parse_args(argv).runtime_config == merged
+
+
+WRITES = [
+    # (version of the POST, version of the PUT): each entry's apiVersion is its request's
+    ("v1beta2", "v1beta2"),
+    ("v1", "v1beta2"),
+    ("v1beta2", "v1"),
+]
+
+
+@pytest.mark.parametrize(("post", "put"), WRITES, ids=["-".join(w) for w in WRITES])
+async def test_managed_fields_record_the_version_of_each_write(serve: Serve, post: str,
+                                                               put: str) -> None:
+    _, api = await serve(runtime_config=BETA2)
+    rule = yaml.safe_load(TAINT_DEMO.read_text())
+    await ok(api, "POST", f"{DRA}/{post}/devicetaintrules?fieldManager=creator",
+             {**rule, "apiVersion": f"resource.k8s.io/{post}"})
+    current = await ok(api, "GET", f"{DRA}/{put}/devicetaintrules/example")
+    current["spec"]["taint"]["value"] = "false"
+    updated = await ok(api, "PUT", f"{DRA}/{put}/devicetaintrules/example?fieldManager=editor",
+                       current)
+    entries = {e["manager"]: e for e in updated["metadata"]["managedFields"]}
+    assert {m: (e["operation"], e["apiVersion"]) for m, e in entries.items()} == {
+        "creator": ("Update", f"resource.k8s.io/{post}"),
+        "editor": ("Update", f"resource.k8s.io/{put}")}
+    assert "f:value" in entries["editor"]["fieldsV1"]["f:spec"]["f:taint"]
+    assert "f:value" not in entries["creator"]["fieldsV1"]["f:spec"]["f:taint"]
 
 
 async def test_a_v1beta2_taint_rule_is_stored_at_v1_and_read_at_both(serve: Serve) -> None:
