@@ -40,6 +40,15 @@ def parse_runtime_config(text: str) -> dict[str, str]:
     return dict(runtimeconfig.parse_runtime_config(text).overrides)
 
 
+class MergeRuntimeConfig(argparse.Action):
+    """Each `--runtime-config` adds its keys to what the earlier ones set, a later key
+    winning (kube-apiserver's flag is a ConfigurationMap, which a repeat adds to)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, {**getattr(namespace, self.dest), **values})
+
+
 def parse_token_file(path: str) -> dict[str, authn.UserInfo]:
     """`--token-auth-file`: kube-apiserver's static token CSV (token,user,uid,"groups")."""
     from fakeapi.auth import authn
@@ -135,7 +144,7 @@ def add_run_settings(parser: argparse.ArgumentParser) -> None:
                         metavar="A=true,B=false",
                         help="feature gates over the 1.37 defaults (kube-apiserver's syntax)")
     parser.add_argument("--runtime-config", type=parse_runtime_config, default={},
-                        metavar="group/version=true,...",
+                        action=MergeRuntimeConfig, metavar="group/version=true,...",
                         help="API group/versions to serve besides the defaults, or not to "
                              "serve (kube-apiserver's syntax: also api/all, api/ga, api/beta, "
                              "api/alpha and group/version/resource)")

@@ -235,7 +235,7 @@ class Registry:
         """POST: validate and store a new object (409 if the name is taken)."""
         obj, warnings = self._decode_object(kind, body, ctx)
         return self._create(self._stored_row(kind), namespace, conversion.to_storage(obj, kind),
-                            ctx, warnings)
+                            ctx, warnings, served=kind)
 
     def _stored_row(self, kind: Kind) -> Kind:
         """The row a kind is stored under (itself unless it serves another version)."""
@@ -246,7 +246,8 @@ class Registry:
         return stored
 
     def _create(self, kind: Kind, namespace: str, obj: Obj, ctx: RequestContext,
-                warnings: builtins.list[str], *, track_fields: bool = True) -> WriteResult:
+                warnings: builtins.list[str], *, track_fields: bool = True,
+                served: Kind | None = None) -> WriteResult:
         meta = obj.setdefault("metadata", {})
         if not isinstance(meta, dict):
             raise bad_request("metadata must be an object")
@@ -288,7 +289,7 @@ class Registry:
             meta.pop("finalizers", None)
         if track_fields:
             meta.pop("managedFields", None)
-            record_update(None, obj, manager=ctx.manager, schema=self._schema(kind), now=now)
+            self._track_fields(None, obj, served or kind, ctx, now)
         strategy.admit(obj, None, ctx)
         return self._commit(ADDED, kind, obj, ctx, created=True, warnings=warnings)
 
@@ -299,10 +300,11 @@ class Registry:
         if view is not None:
             return self._update_view(kind, namespace, name, view, body, ctx)
         stored = self.store.get(kind.resource_id, namespace, name)
-        obj, warnings = self._decode_object(kind, body, ctx,
-                                            stored.object if stored is not None else None)
+        known = conversion.to_served(stored.object, kind) if stored is not None else None
+        obj, warnings = self._decode_object(kind, body, ctx, known)
         return self._update(self._stored_row(kind), namespace, name,
-                            conversion.to_storage(obj, kind), ctx, subresource, warnings)
+                            conversion.to_storage(obj, kind), ctx, subresource, warnings,
+                            served=kind)
 
     def _update_view(self, kind: Kind, namespace: str, name: str, view: ViewStrategy,
                      body: Any, ctx: RequestContext) -> WriteResult:
@@ -340,7 +342,8 @@ class Registry:
             raise bad_request("patched object must be a JSON object")
         patched, warnings = self._check_fields(kind, patched, ctx.field_validation, [], served)
         return self._update(self._stored_row(kind), namespace, name,
-                            conversion.to_storage(patched, kind), ctx, subresource, warnings)
+                            conversion.to_storage(patched, kind), ctx, subresource, warnings,
+                            served=kind)
 
     def delete(self, kind: Kind, namespace: str, name: str, ctx: RequestContext,
                options: Obj | None = None) -> WriteResult:
@@ -465,8 +468,8 @@ class Registry:
     # ----- internals ---------------------------------------------------------------------
 
     def _update(self, kind: Kind, namespace: str, name: str, obj: Obj, ctx: RequestContext,
-                subresource: str, warnings: builtins.list[str], *, track_fields: bool = True
-                ) -> WriteResult:
+                subresource: str, warnings: builtins.list[str], *, track_fields: bool = True,
+                served: Kind | None = None) -> WriteResult:
         meta = obj.get("metadata")
         if not isinstance(meta, dict):
             raise bad_request("metadata must be an object")
@@ -511,8 +514,8 @@ class Registry:
             meta.pop("finalizers", None)
         if track_fields:
             meta["managedFields"] = old_meta.get("managedFields", [])
-            record_update(old, obj, manager=ctx.manager, schema=self._schema(kind),
-                          now=rfc3339(self.store.clock.now()), subresource=subresource)
+            self._track_fields(old, obj, served or kind, ctx, rfc3339(self.store.clock.now()),
+                               subresource)
         if not meta.get("managedFields"):
             meta.pop("managedFields", None)
         if meta.get("deletionTimestamp") and not strategy.finalizers_pending(obj):
@@ -556,6 +559,21 @@ class Registry:
             return self._create(kind, namespace, new, ctx, warnings, track_fields=False)
         return self._update(kind, namespace, name, new, ctx, subresource, warnings,
                             track_fields=False)
+
+    def _track_fields(self, old: Obj | None, obj: Obj, served: Kind, ctx: RequestContext,
+                      now: str, subresource: str = "") -> None:
+        """managedFields of a create, update or non-apply patch, tracked as upstream's field
+        manager tracks them: at the version of the request (its apiVersion and its fields),
+        whichever version the object is stored at."""
+        view = {**conversion.to_served(obj, served), "metadata": dict(obj["metadata"])}
+        record_update(conversion.to_served(old, served) if old is not None else None, view,
+                      manager=ctx.manager, schema=self._schema(served), now=now,
+                      subresource=subresource)
+        managed = view["metadata"].get("managedFields")
+        if managed:
+            obj["metadata"]["managedFields"] = managed
+        else:
+            obj["metadata"].pop("managedFields", None)
 
     def _commit(self, type: str, kind: Kind, obj: Obj, ctx: RequestContext, *,
                 created: bool = False, warnings: builtins.list[str] | None = None) -> WriteResult:

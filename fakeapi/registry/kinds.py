@@ -371,15 +371,17 @@ def _also_at(row: Kind, version: str) -> Kind:
     return dataclasses.replace(row, version=version, storage_version=row.version)
 
 
+_DRA_KINDS = (DEVICE_CLASSES, RESOURCE_CLAIMS, RESOURCE_CLAIM_TEMPLATES, RESOURCE_SLICES)
 OFF_BY_DEFAULT: tuple[Kind, ...] = (
-    *(_also_at(row, "v1beta2") for row in (
-        DEVICE_CLASSES, RESOURCE_CLAIMS, RESOURCE_CLAIM_TEMPLATES, RESOURCE_SLICES,
-        DEVICE_TAINT_RULES)),
+    *(_also_at(row, "v1beta2") for row in (*_DRA_KINDS, DEVICE_TAINT_RULES)),
+    *(_also_at(row, "v1beta1") for row in _DRA_KINDS),
     _also_at(POD_GROUPS, "v1alpha3"), _also_at(WORKLOADS, "v1alpha3"),
 )
 """The older (or alpha) versions a 1.37 kube-apiserver still serves when `--runtime-config`
 turns them on (off by default, as upstream's beta and alpha group/versions): each a row of
-a stored kind at another version, converted on the way in and out."""
+a stored kind at another version, converted on the way in and out. resource.k8s.io/v1beta1
+(deprecated in 1.35, removed in 1.38: k8s.io/api's prerelease-lifecycle tags) has no
+DeviceTaintRule."""
 
 
 class KindTable:

@@ -1,6 +1,7 @@
 """`fakeapi serve --runtime-config` through the real kubectl v1.37: the device-taint demo's
 v1beta2 DeviceTaintRule applies unchanged and reads at v1, a PodGroup written at v1alpha3 reads
-at v1beta1, `kubectl explain` knows the enabled version; without the flag the same apply is
+at v1beta1, `kubectl explain` knows the enabled version, a claim template written at v1 reads in
+v1beta1's shape (a second --runtime-config flag adds v1beta1); without the flag the same apply is
 kubectl's "no matches"; a version 1.37 no longer has refuses the start as upstream does."""
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ EXAMPLES = ROOT / "tests" / "data" / "dra-example-driver" / "examples"
 TAINT_RULE = (EXAMPLES / "device-taints-tolerations" / "device-taint-pod-noschedule"
               / "3-device-taint-rule.yaml")
 PODGROUP_DEMO = EXAMPLES / "podgroup-resourceclaimtemplate" / "podgroup-resourceclaimtemplate.yaml"
+TEMPLATE_DEMO = EXAMPLES / "basic-resourceclaimtemplate" / "basic-resourceclaimtemplate.yaml"
 RUNTIME_CONFIG = "resource.k8s.io/v1beta2=true,scheduling.k8s.io/v1alpha3=true"
 
 
@@ -37,7 +39,8 @@ def _kubectl(tmp: Path, *extra: str) -> Iterator[Kubectl]:
 def enabled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
     """kubectl against a server serving the off-by-default versions."""
     yield from _kubectl(tmp_path_factory.mktemp("runtime-on"), "--feature-gates",
-                        "GenericWorkload=true", "--runtime-config", RUNTIME_CONFIG)
+                        "GenericWorkload=true", "--runtime-config", RUNTIME_CONFIG,
+                        "--runtime-config", "resource.k8s.io/v1beta1=true")  # flags merge
 
 
 @pytest.fixture(scope="module")
@@ -76,6 +79,26 @@ def test_a_v1alpha3_podgroup_reads_at_v1beta1(enabled: Kubectl, tmp_path: Path) 
                                   "-n", ns, "-o", "json"))
     assert at_beta1["apiVersion"] == "scheduling.k8s.io/v1beta1"
     assert at_beta1["spec"]["schedulingPolicy"] == group["spec"]["schedulingPolicy"]
+
+
+def test_a_claim_template_written_at_v1_reads_at_v1beta1(enabled: Kubectl) -> None:
+    """The demo's template, applied unchanged at v1, in v1beta1's shape: the request's
+    `exactly` fields at its top."""
+    enabled("apply", "-f", str(TEMPLATE_DEMO))
+    ns = "basic-resourceclaimtemplate"
+    at_v1 = json.loads(enabled("get", "resourceclaimtemplates.v1.resource.k8s.io",
+                               "single-gpu", "-n", ns, "-o", "json"))
+    at_beta1 = json.loads(enabled("get", "resourceclaimtemplates.v1beta1.resource.k8s.io",
+                                  "single-gpu", "-n", ns, "-o", "json"))
+    assert at_beta1["apiVersion"] == "resource.k8s.io/v1beta1"
+    [request] = at_v1["spec"]["spec"]["devices"]["requests"]
+    assert at_beta1["spec"]["spec"]["devices"]["requests"] == [
+        {"name": request["name"], **request["exactly"]}]
+    assert at_beta1["metadata"] == at_v1["metadata"]
+    table = enabled("get", "resourceclaimtemplates.v1beta1.resource.k8s.io", "-n", ns)
+    assert table.split()[:3] == ["NAME", "AGE", "single-gpu"], table
+    assert "ResourceClaimTemplate" in enabled("get", "resourceclaimtemplates.v1beta1"
+                                              ".resource.k8s.io", "-n", ns, "-o", "yaml")
 
 
 def test_without_the_flag_kubectl_finds_no_v1beta2(default: Kubectl) -> None:

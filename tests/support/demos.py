@@ -1,7 +1,7 @@
 """Our manifests of the dra-example-driver's demos (demo/examples at commit 31914ce), built
-from the compact items of tests/data/kubelet_emu/demos.yaml and taint_demos.yaml: the same
-namespaces, names, containers, commands, claims and requests as the example's YAML, at the API
-versions Kubernetes 1.37 serves."""
+from the compact items of tests/data/kubelet_emu/demos.yaml: the same namespaces, names,
+containers, commands, claims and requests as the example's YAML, at the API versions
+Kubernetes 1.37 serves (the device-taint demos apply upstream's files themselves)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def _requests(spec: Obj, device_class: str) -> list[Obj]:
                     if s.get("selectors") else {})} for s in r["firstAvailable"]]})
             continue
         exactly: Obj = {"deviceClassName": device_class}
-        for key in ("count", "allocationMode", "adminAccess", "tolerations"):
+        for key in ("count", "allocationMode", "adminAccess"):
             if key in r:
                 exactly[key] = r[key]
         if r.get("selectors"):
@@ -104,12 +104,6 @@ def objects(items: list[Obj], ns: str, driver: str) -> list[Obj]:
         elif kind == "ResourceClaim":
             docs.append({"apiVersion": "resource.k8s.io/v1", "kind": kind,
                          "metadata": meta, "spec": _claim_spec(item, driver)})
-        elif kind == "DeviceTaintRule":  # resource.k8s.io/v1beta2 in the demos: GA in 1.37
-            docs.append({"apiVersion": "resource.k8s.io/v1", "kind": kind,
-                         "metadata": {"name": item["name"]}, "spec": {
-                             "deviceSelector": {"driver": driver},
-                             "taint": {"key": f"{driver}/unhealthy", "value": "true",
-                                       "effect": item["effect"]}}})
         elif kind == "PodGroup":  # scheduling.k8s.io/v1alpha2 in the demo: 1.37 serves v1beta1
             docs.append({"apiVersion": "scheduling.k8s.io/v1beta1", "kind": kind,
                          "metadata": meta, "spec": {

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +36,9 @@ class Session:
         """Run kubectl (in a thread: the loop keeps serving); its stdout."""
         return await asyncio.to_thread(self.kubectl, *args, input=input)
 
-    async def fails(self, *args: str) -> str:
+    async def fails(self, *args: str, input: str | None = None) -> str:
         """Run kubectl expecting an error; its stderr."""
-        res = await asyncio.to_thread(self.kubectl.run, *args, check=False)
+        res = await asyncio.to_thread(self.kubectl.run, *args, check=False, input=input)
         assert res.returncode != 0, res.stdout
         return res.stderr
 
@@ -48,11 +48,16 @@ class Session:
 
 @contextlib.asynccontextmanager
 async def serving(tmp_path: Path, kubectl_binary: str, components: str,
-                  emulator: EmulatorSettings | None = None) -> AsyncIterator[Session]:
-    """An in-process server on a virtual clock running `components`, and kubectl for it."""
+                  emulator: EmulatorSettings | None = None, *,
+                  feature_gates: Mapping[str, bool] = SEED_GATE_MAP,
+                  runtime_config: Mapping[str, str] | None = None) -> AsyncIterator[Session]:
+    """An in-process server on a virtual clock running `components`, and kubectl for it
+    (the gates: the seed examples' unless given; `runtime_config`: `--runtime-config`'s
+    keys and values)."""
     clock = VirtualClock()
-    plane = ControlPlane(ClusterConfig(feature_gates=SEED_GATE_MAP, seed=9), clock=clock,
-                         components=components, emulator=emulator)
+    config = ClusterConfig(feature_gates=dict(feature_gates),
+                           runtime_config=dict(runtime_config or {}), seed=9)
+    plane = ControlPlane(config, clock=clock, components=components, emulator=emulator)
     app = create_app(plane.cluster, authenticator=authn.Authenticator(fallback=authn.UNSECURED),
                      checks=plane.health, metrics=plane.metrics_text)
     runner = web.AppRunner(app, access_log=None)
