@@ -154,6 +154,10 @@ def test_a_fault_from_the_form_turns_the_cell_unhealthy_without_a_reload(
 
     poll(health, until=lambda h: h == "Unhealthy", what="the cell Unhealthy")
     assert page.execute_script("return window.notReloaded") is True
+    detail = poll(lambda: text_of(page, "#device-detail"), until=lambda t: "Unhealthy" in t,
+                  what="the clicked device's details kept current")
+    assert detail.startswith(f"{device}\nstate: allocated\nhealth: Unhealthy (reported: ")
+    assert "capacity:\n  memory=80Gi" in detail
     [fault] = json.loads(k("get", "devicefaults", "-o", "json"))["items"]
     assert fault["metadata"]["name"].startswith("ui-")
     [created] = [json.loads(line) for line in k(

@@ -486,7 +486,10 @@
     return node;
   }
 
+  let selected = ""; // the device whose details are shown, kept current as it changes
+
   function showDevice(m) {
+    selected = m.id;
     const detail = byId("device-detail");
     detail.hidden = false;
     detail.textContent = cellDetail(m);
@@ -543,6 +546,8 @@
     for (const key of keys) {
       const models = (byRow.get(key) || []).map((d) => cellModel(d, ctx))
         .sort((a, b) => natural(a.driver, b.driver) || natural(a.name, b.name));
+      const chosen = models.find((m) => m.id === selected);
+      if (chosen) byId("device-detail").textContent = cellDetail(chosen);
       const summary = nodeSummary(data.nodes.items.get(key));
       const signature = JSON.stringify([summary, models]);
       const cached = rowCache.get(key);
