@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import orjson
 import pytest
 from aiohttp.test_utils import TestClient
 
@@ -133,3 +134,17 @@ async def test_a_fault_write_needs_the_bearer_token(
     async with api.post(FAULTS, json=FAULT, headers=headers) as resp:
         assert resp.status == status, await resp.text()
     assert cluster.store.count(DEVICE_FAULTS.resource_id) == (status == 201)
+
+
+@pytest.mark.parametrize("content_type", [
+    "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"])
+async def test_what_a_cross_site_form_can_send_is_refused_even_with_credentials(
+        served: tuple[Cluster, TestClient], content_type: str) -> None:
+    """A browser presenting a client certificate would send it with a cross-site form too:
+    the types a form can send are no API body (415), so such a write never lands."""
+    cluster, api = served
+    body = orjson.dumps({**FAULT, "metadata": {"name": "forged"}})
+    async with api.post(FAULTS, data=body, headers={
+            "Content-Type": content_type, "Authorization": f"Bearer {ADMIN_TOKEN}"}) as resp:
+        assert resp.status == 415, await resp.text()
+    assert cluster.store.count(DEVICE_FAULTS.resource_id) == 0
