@@ -1,6 +1,7 @@
 """The aiohttp application serving one cluster: the guard every request passes (authentication,
-impersonation, RBAC) and the routes (the system endpoints, extra routes from outside the core,
-and the catch-all /api and /apis handlers).
+impersonation, RBAC; the web view's static files alone pass unauthenticated) and the routes
+(the system endpoints, the web view, extra routes from outside the core, and the catch-all
+/api and /apis handlers).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from fakeapi.http.system import (
     openapi_v2_handler,
     version,
 )
+from fakeapi.http.ui import assets
 from fakeapi.machinery.errors import ApiError, method_not_allowed
 
 log = logging.getLogger(__name__)
@@ -50,6 +52,8 @@ def create_app(cluster: Cluster, *, authenticator: authn.Authenticator | None = 
     @web.middleware
     async def guard(request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
         try:
+            if assets.is_asset_path(request.path):  # static, no data: see fakeapi.http.ui
+                return await handler(request)
             user = authz.impersonate(cluster.authorizer, auth.authenticate(request),
                                      request.headers)
             attrs = authz.authorize_request(cluster.authorizer, user, request.method,
@@ -77,6 +81,7 @@ def create_app(cluster: Cluster, *, authenticator: authn.Authenticator | None = 
     app.router.add_get("/version/", version)  # same as upstream (kr8s and VersionApi ask so)
     app.router.add_get("/metrics", metrics_handler(cluster, metrics))
     loglist.install(app, cluster)
+    assets.install(app)
     live, ready = health_handlers(cluster, checks)
     for path, handler in (("/livez", live), ("/healthz", ready), ("/readyz", ready)):
         app.router.add_get(path, handler)
