@@ -15,4 +15,5 @@ KUBECTL="${KUBECTL:-$(.venv/bin/python scripts/install_kubectl.py)}"
 export KUBECTL
 .venv/bin/ruff check .
 .venv/bin/mypy
-.venv/bin/python -m pytest "$@"
+# one worker per core: the suite is mostly servers and kubectl processes waiting on each other
+.venv/bin/python -m pytest -n "${PYTEST_WORKERS:-auto}" "$@"
