@@ -32,7 +32,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import kubelet_emu.plugin_wire as wire
 import kubelet_emu.pluginapi as api
 import kubelet_emu.sockets as sockets
 from fakeapi.machinery.errors import ApiError
@@ -43,7 +42,6 @@ from fakeapi.runtime.workqueue import Retry
 from kubelet_emu.health import HealthCache
 from kubelet_emu.node_dirs import REGISTRY
 from kubelet_emu.node_state import EmulatedNodes, NodeState
-from kubelet_emu.pluginapi import registration_pb2
 from kubelet_emu.settings import PLUGIN_ACCOUNT
 
 log = logging.getLogger(__name__)
@@ -251,6 +249,7 @@ class PluginRegistrar(Controller[Key]):
         import grpc  # when a node first has a plugin, not when the emulator is built
 
         from kubelet_emu.grpc_plugin import GrpcPlugin, go_status
+        from kubelet_emu.pluginapi import registration_pb2
         async with grpc.aio.insecure_channel(sockets.dial_target(path)) as channel:
             get_info = channel.unary_unary(
                 f"/{api.REGISTRATION}/GetInfo",
@@ -266,7 +265,7 @@ class PluginRegistrar(Controller[Key]):
                 raise RegistrationError(f"failed to get plugin info using RPC GetInfo at "
                                         f"socket {path}, err: {go_status(e)}") from e
             try:
-                if info.type != wire.PLUGIN_TYPE:
+                if info.type != api.PLUGIN_TYPE:
                     raise RegistrationError(f"no handler registered for plugin type: "
                                             f"{info.type} at socket {path}")
                 if not info.name:
@@ -300,6 +299,7 @@ class PluginRegistrar(Controller[Key]):
         import grpc
 
         from kubelet_emu.grpc_plugin import go_status
+        from kubelet_emu.pluginapi import registration_pb2
         try:
             await notify(registration_pb2.RegistrationStatus(plugin_registered=registered,
                                                              error=error),

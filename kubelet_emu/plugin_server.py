@@ -53,7 +53,7 @@ class PluginServer:
 
     async def _get_info(self, request: registration_pb2.InfoRequest,
                         context: Any) -> registration_pb2.PluginInfo:
-        return registration_pb2.PluginInfo(type=wire.PLUGIN_TYPE, name=self.driver,
+        return registration_pb2.PluginInfo(type=api.PLUGIN_TYPE, name=self.driver,
                                            endpoint=str(self.service_socket),
                                            supported_versions=SUPPORTED_VERSIONS)
 

@@ -9,9 +9,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from kubelet_emu.plugin import Claim, DeviceHealth, HealthStatus, PreparedDevice, PrepareResult
 from kubelet_emu.pluginapi import dra_pb2, health_pb2
 
-PLUGIN_TYPE = "DRAPlugin"
-"""The registration type of a DRA kubelet plugin."""
-
 
 def claims_to_wire(claims: Iterable[Claim]) -> list[dra_pb2.Claim]:
     """dra.v1.Claim of each claim."""

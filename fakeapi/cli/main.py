@@ -5,8 +5,8 @@ runs."""
 from __future__ import annotations
 
 import argparse
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as package_version
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from fakeapi import KUBERNETES_VERSION
 from fakeapi.cli import clock, driver, explain, logs, node, replay, serve, snapshot
@@ -14,10 +14,25 @@ from fakeapi.cli import clock, driver, explain, logs, node, replay, serve, snaps
 
 def version() -> str:
     """The installed package's version."""
+    from importlib import metadata  # 40 ms of imports that only --version needs
+
     try:
-        return package_version("fakeapi")
-    except PackageNotFoundError:  # run from a tree that isn't installed
+        return metadata.version("fakeapi")
+    except metadata.PackageNotFoundError:  # run from a tree that isn't installed
         return "unknown"
+
+
+class VersionAction(argparse.Action):
+    """`--version`: print the package's and Kubernetes' versions and exit (argparse's own
+    action wants the text before parsing, so every command would look it up)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> NoReturn:
+        print(f"fakeapi {version()} (Kubernetes {KUBERNETES_VERSION})")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,8 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="fakeapi", description="An event-sourced fake Kubernetes 1.37 API server with "
         "emulated nodes, fake DRA drivers and the control plane's components; record, replay "
         "and drive its clock. `fakeapi COMMAND --help` tells more.")
-    parser.add_argument("--version", action="version",
-                        version=f"fakeapi {version()} (Kubernetes {KUBERNETES_VERSION})")
+    parser.add_argument("--version", action=VersionAction,
+                        help="show the program's version number and exit")
     sub = parser.add_subparsers(dest="command", required=True)
     for command in (serve, explain, logs, clock, snapshot, replay, node, driver):
         command.add_parser(sub)

@@ -255,7 +255,7 @@ async def serve(args: argparse.Namespace) -> int:
     from fakeapi.cluster import ClusterConfig, RestoreRefused
     from fakeapi.controlplane import ControlPlane
     from fakeapi.http import serving
-    from fakeapi.machinery.clock import clock_for
+    from fakeapi.machinery.clock import SettleTimeout, clock_for
     from fakeapi.machinery.runtimeconfig import RuntimeConfigError
     from fakeapi.machinery.statedir import make_temporary_state
     from fakeapi.storage import logcheck
@@ -316,6 +316,10 @@ async def serve(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):  # before the ready line: a SIGTERM sent as
         loop.add_signal_handler(sig, stop.set)  # soon as it is read still shuts down cleanly
+    try:  # ready means the cluster is there: its nodes registered, their slices published
+        await plane.settle()
+    except SettleTimeout as e:  # a component that never idles: say so, serve all the same
+        logging.getLogger(__name__).warning("starting work has not settled: %s", e)
     print(f"fakeapi ready at {listener.url} kubeconfig={kubeconfig}", flush=True)
     await stop.wait()
     await listener.close()

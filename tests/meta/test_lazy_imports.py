@@ -1,6 +1,7 @@
 """What a process loads is what it uses: `fakeapi --help` loads no server, component or
 heavy dependency; a server loads only the CEL engine it runs, and grpcio, pydantic and the
-jsonschema validator only when a node or a request needs them.
+jsonschema validator only when a node or a request needs them (protobuf when a kubelet
+plugin registers).
 
 Each case runs in a fresh interpreter and reads `sys.modules`, so it checks what was
 imported, not how long it took (the timings are bench/bench_startup.py's).
@@ -43,7 +44,8 @@ def test_listing_the_components_builds_none() -> None:
 
 
 @pytest.mark.parametrize(("components", "absent"), [
-    pytest.param("*", ("celpy", "grpc", "pydantic", "jsonschema", "kubernetes_validate", "yaml"),
+    pytest.param("*", ("celpy", "grpc", "google.protobuf", "pydantic", "jsonschema",
+                       "kubernetes_validate", "yaml"),
                  id="the default cluster before its nodes register"),
     pytest.param("scheduler", ("kubelet_emu.kubelet", "controllers.resourceclaim", "celpy"),
                  id="only the scheduler"),
