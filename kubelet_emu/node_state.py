@@ -57,6 +57,8 @@ class NodeState:
     """Stop the in-process drivers' health streams."""
     slots: dict[str, int] = dataclasses.field(default_factory=dict)
     """Pod IP slots in use, by pod uid."""
+    images: set[str] = dataclasses.field(default_factory=set)
+    """The images pulled to the node (its container runtime's image store)."""
 
     disabled: frozenset[str] = frozenset()
     """The profile's drivers turned off on this node (`--disable-driver`)."""

@@ -13,6 +13,17 @@ from kubelet_emu.process import Process
 Obj = dict[str, Any]
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PodEvent:
+    """An Event of the kubelet about a pod, as upstream's container runtime manager records
+    it: `field_path` names the container (`spec.containers{NAME}`), empty for the pod."""
+
+    type: str
+    reason: str
+    message: str
+    field_path: str = ""
+
+
 @dataclasses.dataclass(kw_only=True)
 class ContainerRun:
     """One container of a running pod: its current run and history."""
@@ -37,6 +48,16 @@ class ContainerRun:
     def name(self) -> str:
         """The container's name."""
         return str(self.spec["name"])
+
+    @property
+    def field_path(self) -> str:
+        """The container within its pod, as an Event's involvedObject names it."""
+        return f"spec.{'initContainers' if self.init else 'containers'}{{{self.name}}}"
+
+    def event(self, type_: str, reason: str, message: str) -> PodEvent:
+        """An Event of the kubelet about this container."""
+        return PodEvent(type=type_, reason=reason, message=message,
+                        field_path=self.field_path)
 
     @property
     def running(self) -> bool:
@@ -69,8 +90,9 @@ class PodRecord:
     health: dict[str, list[Obj]] | None = None
     """allocatedResourcesStatus as last written; kept once the pod has terminated."""
     timer: Any = None
-    events: list[tuple[str, str]] = dataclasses.field(default_factory=list)
-    """Warning Events (reason, message) the container work found, sent with the status."""
+    events: list[PodEvent] = dataclasses.field(default_factory=list)
+    """Events the container work found (pulls, creations, starts, failures, back-offs),
+    sent with the next status write."""
 
     def runs(self) -> list[ContainerRun]:
         """Init containers, then containers."""

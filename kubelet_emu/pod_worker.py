@@ -160,10 +160,13 @@ class PodWorker(Controller[str]):
                                                                     record.node))
 
     async def event(self, node: str, obj: Obj, reason: str, message: str, *,
-                    warning: bool = False) -> None:
-        """Record an Event about `obj`, from the node's kubelet (a repeat counts up)."""
+                    warning: bool = False, field_path: str = "") -> None:
+        """Record an Event about `obj` (a part of it: `field_path`), from the node's kubelet
+        (a repeat counts up)."""
         ref = object_reference(obj, api_version=obj.get("apiVersion") or "v1",
                                kind=obj.get("kind") or "Pod")
+        if field_path:
+            ref["fieldPath"] = field_path
         await self.nodes.recorder(node, self.clock).event(
             ref, WARNING if warning else NORMAL, reason, message)
 
@@ -398,6 +401,7 @@ class PodWorker(Controller[str]):
         if run.waiting_message and run.wake_at is not None and \
                 run.wake_at > self.clock.monotonic():
             return  # its creation failed: tried again when the back-off is over
+        self._pull(record, run, state)
         devices = container_cdi_devices(run.spec, record.claims, record.mappings)
         edits, missing = self.cdi_specs(state.name).resolve(devices)
         if missing:  # as containerd refuses to create the container; retried with back-off
@@ -406,7 +410,7 @@ class PodWorker(Controller[str]):
                                    f"injection failed: unresolvable CDI devices "
                                    f"{', '.join(missing)}")
             run.wake_at = self.clock.monotonic() + crash_loop_delay(run.restarts)
-            record.events.append(("Failed", f"Error: {run.waiting_message}"))
+            record.events.append(run.event(WARNING, "Failed", f"Error: {run.waiting_message}"))
             return
         run.waiting_message = ""
         env = container_env(pod, run.spec, edits, host_ip=state.where.internal_ip,
@@ -434,7 +438,27 @@ class PodWorker(Controller[str]):
         path = self._log_path(record, run)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.touch()
+        record.events += [run.event(NORMAL, "Created", "Container created"),
+                          run.event(NORMAL, "Started", "Container started")]
         self._apply(record, run, run.process.resume())
+
+    @staticmethod
+    def _pull(record: PodRecord, run: ContainerRun, state: NodeState) -> None:
+        """The image pull before a container is created, as the kubelet's image manager
+        reports it: pulled when the policy says Always or the node doesn't have it yet (in
+        no time: the images are emulated); `Never` finds every image present."""
+        image = str(run.spec.get("image") or "")
+        policy = run.spec.get("imagePullPolicy") or "IfNotPresent"
+        if policy == "Always" or (policy == "IfNotPresent" and image not in state.images):
+            state.images.add(image)
+            record.events += [
+                run.event(NORMAL, "Pulling", f'Pulling image "{image}"'),
+                run.event(NORMAL, "Pulled", f'Successfully pulled image "{image}" in 0s (0s '
+                          'including waiting). Image size: 0 bytes.')]
+        else:
+            record.events.append(run.event(
+                NORMAL, "Pulled", f'Container image "{image}" already present on machine '
+                'and can be accessed by the pod'))
 
     def _log_path(self, record: PodRecord, run: ContainerRun) -> Path:
         return logs.log_dir(self.nodes.root(record.node), record.namespace, record.name,
@@ -493,6 +517,9 @@ class PodWorker(Controller[str]):
                 run.wake_at = now + crash_loop_delay(run.restarts)
                 run.waiting_reason = "CrashLoopBackOff"
                 run.last_state = {"terminated": terminated_state(run)}
+                record.events.append(run.event(
+                    WARNING, "BackOff", f"Back-off restarting failed container {run.name} "
+                    f"in pod {record.name}_{record.namespace}({record.uid})"))
         if any(r.exit_code == 0 and not r.waiting_reason for r in record.init) or any(
                 not r.started_at and r.exit_code is None for r in record.containers):
             config = config if config is not None else await self._config_maps(pod)
@@ -519,7 +546,9 @@ class PodWorker(Controller[str]):
             for run in record.runs():
                 if run.running and run.process is not None:
                     # same as upstream's killContainer: an Event per container it stops
-                    await self._event(pod, state, "Killing", f"Stopping container {run.name}")
+                    await self.event(state.name, pod, "Killing",
+                                     f"Stopping container {run.name}",
+                                     field_path=run.field_path)
                     answer = run.process.terminate()
                     if answer is not None:
                         self._apply(record, run, answer)
@@ -573,8 +602,9 @@ class PodWorker(Controller[str]):
 
     async def _write_status(self, pod: Obj, record: PodRecord, state: NodeState) -> None:
         events, record.events = record.events, []
-        for reason, message in events:
-            await self._event(pod, state, reason, message, warning=True)
+        for e in events:
+            await self.event(state.name, pod, e.reason, e.message, warning=e.type == WARNING,
+                             field_path=e.field_path)
         # upstream: device health stops being updated once the pod has terminated
         if not record.finished or record.health is None:
             record.health = self.health_for(record)

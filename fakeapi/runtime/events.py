@@ -10,6 +10,7 @@ client-go's correlator does, so a retrying component doesn't flood the log.
 from __future__ import annotations
 
 import collections
+import datetime as dt
 import logging
 from typing import Any
 
@@ -22,6 +23,7 @@ Obj = dict[str, Any]
 NORMAL = "Normal"
 WARNING = "Warning"
 EVENTS = "events"
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 REMEMBERED = 4096
 """How many distinct events the correlator remembers (client-go's LRU is 4096 too)."""
 
@@ -50,13 +52,15 @@ class EventRecorder:
         self.component = component
         self.host = host
         self.instance = instance or component
+        self._last_stamp = 0
         self._seen: collections.OrderedDict[tuple[str, ...], tuple[str, str, int]] = (
             collections.OrderedDict())
 
     async def event(self, ref: Obj, type_: str, reason: str, message: str) -> None:
         """Report one event about the object `ref` (an `object_reference`). Failures are
         logged, never raised: an event is a report, not part of the component's work."""
-        key = (ref.get("uid", ""), ref.get("name", ""), type_, reason, message)
+        key = (ref.get("uid", ""), ref.get("name", ""), ref.get("fieldPath", ""), type_, reason,
+               message)
         try:
             if key not in self._seen or not await self._repeat(key):
                 await self._create(key, ref, type_, reason, message)
@@ -73,7 +77,7 @@ class EventRecorder:
             source["host"] = self.host
         body: Obj = {
             "apiVersion": "v1", "kind": "Event",
-            "metadata": {"name": f"{ref['name']}.{int(now.timestamp() * 1e9):x}",
+            "metadata": {"name": f"{ref['name']}.{self._stamp(now):x}",
                          "namespace": namespace},
             "involvedObject": ref, "reason": reason, "message": message, "type": type_,
             "source": source, "firstTimestamp": rfc3339(now), "lastTimestamp": rfc3339(now),
@@ -88,6 +92,14 @@ class EventRecorder:
                     raise
                 body["metadata"]["name"] += "0"  # same object, same instant: a new name
         self._remember(key, (namespace, created["metadata"]["name"], 1))
+
+    def _stamp(self, now: dt.datetime) -> int:
+        """The Event name's suffix: `now` in Unix nanoseconds, as client-go names Events, but
+        past the last one this recorder used (on a virtual clock many Events share an
+        instant, and each must get a name of its own)."""
+        ns = (now - EPOCH) // dt.timedelta(microseconds=1) * 1000
+        self._last_stamp = max(ns, self._last_stamp + 1)
+        return self._last_stamp
 
     async def _repeat(self, key: tuple[str, ...]) -> bool:
         """Count one more occurrence of a remembered event; False when it is gone."""

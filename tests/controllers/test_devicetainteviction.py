@@ -119,7 +119,10 @@ async def test_a_no_execute_rule_evicts_the_pod_with_upstream_s_traces(
     assert last["metadata"]["uid"] == victim["metadata"]["uid"]
     assert last["status"]["phase"] == "Succeeded"  # SIGTERM: the container exited 0
     assert disruption(last) == DISRUPTED
-    event, killing = await dra.events_about(admin, "victim")
+    events = {e["reason"]: e for e in await dra.events_about(admin, "victim")}
+    assert sorted(events) == ["Created", "DeviceTaintManagerEviction", "Killing", "Pulled",
+                              "Pulling", "Started"]
+    event, killing = events["DeviceTaintManagerEviction"], events["Killing"]
     assert (event["type"], event["reason"], event["message"]) == (
         "Normal", "DeviceTaintManagerEviction", "Marking for deletion")
     assert event["source"] == {"component": CONTROLLER}

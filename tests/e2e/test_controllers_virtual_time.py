@@ -89,6 +89,11 @@ async def test_a_no_execute_device_taint_rule_evicts_a_pod(cluster: Session) -> 
     events = await cluster.json("events", "--field-selector", "involvedObject.name=victim")
     assert [(e["source"]["component"], e["reason"], e["message"]) for e in events["items"]] == [
         ("default-scheduler", "Scheduled", "Successfully assigned default/victim to worker-0"),
+        ("kubelet", "Pulling", 'Pulling image "registry.k8s.io/pause:3.10"'),
+        ("kubelet", "Pulled", 'Successfully pulled image "registry.k8s.io/pause:3.10" in 0s '
+                              '(0s including waiting). Image size: 0 bytes.'),
+        ("kubelet", "Created", "Container created"),
+        ("kubelet", "Started", "Container started"),
         ("device-taint-eviction-controller", "DeviceTaintManagerEviction",
          "Marking for deletion"),
         ("kubelet", "Killing", "Stopping container main")]

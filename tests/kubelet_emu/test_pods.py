@@ -289,3 +289,80 @@ async def test_init_containers_run_first(tmp_path: Path) -> None:
         assert status["phase"] == "Running"
         assert status["initContainerStatuses"][0]["state"]["terminated"]["reason"] == "Completed"
         assert status["containerStatuses"][0]["ready"]
+
+
+async def kubelet_events(c: Client, name: str) -> list[tuple[str, str, str, str, int]]:
+    """The kubelet's Events about pod `name`, first seen first (their names end in the time
+    the recorder made them): (type, reason, fieldPath, message, count)."""
+    events = await c.list("events", "default")
+    return [(e["type"], e["reason"], e["involvedObject"].get("fieldPath", ""), e["message"],
+             e["count"]) for e in sorted(events, key=lambda e: e["metadata"]["name"])
+            if e["involvedObject"]["name"] == name and e["source"]["component"] == "kubelet"]
+
+
+def started(path: str) -> list[tuple[str, str, str, str, int]]:
+    return [("Normal", "Created", path, "Container created", 1),
+            ("Normal", "Started", path, "Container started", 1)]
+
+
+def pulled(image: str, path: str) -> list[tuple[str, str, str, str, int]]:
+    return [("Normal", "Pulling", path, f'Pulling image "{image}"', 1),
+            ("Normal", "Pulled", path, f'Successfully pulled image "{image}" in 0s (0s '
+             'including waiting). Image size: 0 bytes.', 1)]
+
+
+def present(image: str, path: str) -> list[tuple[str, str, str, str, int]]:
+    return [("Normal", "Pulled", path, f'Container image "{image}" already present on '
+             'machine and can be accessed by the pod', 1)]
+
+
+INIT, CTR = "spec.initContainers{init0}", "spec.containers{ctr0}"
+
+
+@pytest.mark.parametrize(("image", "policy", "first", "second"), [
+    ("ubuntu:22.04", "IfNotPresent", pulled, present),
+    ("ubuntu:22.04", "Always", pulled, pulled),
+    ("ubuntu:22.04", "Never", present, present),
+    ("ubuntu", None, pulled, pulled),  # no tag: defaulted to Always, as upstream
+])
+async def test_the_kubelet_reports_each_pull_creation_and_start(
+        tmp_path: Path, image: str, policy: str | None, first: Any, second: Any) -> None:
+    """As upstream's image manager and container runtime manager: Pulling/Pulled by the pull
+    policy and what the node has, then Created and Started, each about its container."""
+    async with emulated_plane(tmp_path, nodes=1) as plane:
+        c = admin(plane)
+        for name in ("one", "two"):
+            body = pod(name)
+            body["spec"]["containers"][0]["image"] = image
+            if policy:
+                body["spec"]["containers"][0]["imagePullPolicy"] = policy
+            await c.create("pods", body)
+            await plane.settle()
+        assert await kubelet_events(c, "one") == first(image, CTR) + started(CTR)
+        assert await kubelet_events(c, "two") == second(image, CTR) + started(CTR)
+
+
+async def test_init_containers_back_offs_and_kills_are_reported(tmp_path: Path) -> None:
+    async with emulated_plane(tmp_path, nodes=1) as plane:
+        c = admin(plane)
+        body = pod("crash", command=["sh", "-c", "sleep 5; exit 1"])
+        body["spec"]["initContainers"] = [{"name": "init0", "image": "ubuntu:22.04",
+                                           "command": ["true"]}]
+        await c.create("pods", body)
+        await plane.settle()
+        assert isinstance(plane.clock, VirtualClock)
+        await plane.clock.advance(6)  # exits; back-off 10 s
+        await plane.clock.advance(10)  # runs again, to exit at 21 s
+        await plane.clock.advance(3)
+        uid = (await get_pod(c, "crash"))["metadata"]["uid"]
+        backoff = ("Warning", "BackOff", CTR, f"Back-off restarting failed container ctr0 in "
+                   f"pod crash_default({uid})")
+        image = "ubuntu:22.04"
+        assert await kubelet_events(c, "crash") == [
+            *pulled(image, INIT), *started(INIT),  # a restart pulls (finds) again, as upstream
+            (*present(image, CTR)[0][:4], 2), ("Normal", "Created", CTR, "Container created", 2),
+            ("Normal", "Started", CTR, "Container started", 2), (*backoff, 1)]
+        await c.delete("pods", "crash", "default")
+        await plane.settle()
+        assert (await kubelet_events(c, "crash"))[-1] == (
+            "Normal", "Killing", CTR, "Stopping container ctr0", 1)

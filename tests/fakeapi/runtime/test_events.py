@@ -68,3 +68,21 @@ async def test_a_refused_event_is_logged_not_raised(cluster: Cluster,
     await recorder.event(object_reference(POD), WARNING, "R", "m")
     assert "not recorded" in caplog.text and "forbidden" in caplog.text
     assert await cluster.client("test").list("events", "default") == []
+
+
+async def test_events_of_one_instant_get_names_of_their_own_and_parts_count_apart(
+        cluster: Cluster) -> None:
+    """On a virtual clock many Events share an instant: each gets its own name at the first
+    try (a retry would show in the log as a refused create), and the same report about two
+    containers of a pod (`fieldPath`) is two Events, as upstream's correlator keys them."""
+    recorder = EventRecorder(client=cluster.component_client("kubelet"), clock=cluster.clock,
+                             component="kubelet")
+    for part in ("spec.containers{a}", "spec.containers{b}", "spec.containers{a}"):
+        await recorder.event({**object_reference(POD), "fieldPath": part}, "Normal",
+                             "Created", "Container created")
+    events = sorted(await cluster.client("test").list("events", "default"),
+                    key=lambda e: e["metadata"]["name"])
+    assert [(e["involvedObject"]["fieldPath"], e["count"]) for e in events] == [
+        ("spec.containers{a}", 2), ("spec.containers{b}", 1)]
+    stamps = [int(e["metadata"]["name"].removeprefix("p."), 16) for e in events]
+    assert stamps[1] == stamps[0] + 1
