@@ -70,6 +70,7 @@ class DaemonSetController(PodOwnerController):
 
     owner_resource = DAEMON_SETS.resource_id
     owner_kind = "DaemonSet"
+    owner_api_version = "apps/v1"
 
     def __init__(self, ctx: ComponentContext) -> None:
         super().__init__(ctx)

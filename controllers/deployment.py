@@ -11,11 +11,12 @@ from typing import Any
 
 import orjson
 
-from controllers.owners import controller_uid_index, owner_key, reference_to
+from controllers.owners import controller_ref, controller_uid_index, owner_key, reference_to
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.timestamps import rfc3339
 from fakeapi.registry.kinds import DEPLOYMENTS, REPLICA_SETS
 from fakeapi.runtime.component import ComponentContext, Controller
+from fakeapi.runtime.events import NORMAL, EventRecorder, object_reference
 
 Obj = dict[str, Any]
 HASH_LABEL = "pod-template-hash"
@@ -72,6 +73,7 @@ class DeploymentController(Controller[str]):
     def __init__(self, ctx: ComponentContext) -> None:
         super().__init__(ctx)
         self.deployments = self.watch(DEPLOYMENTS.resource_id)
+        self.events = EventRecorder(client=self.client, clock=self.clock, component=ctx.name)
         self.sets = self.watch(REPLICA_SETS.resource_id, owner_key("Deployment"))
         self.sets.cache.add_index("controller", controller_uid_index)
 
@@ -137,7 +139,20 @@ class DeploymentController(Controller[str]):
             return rs
         body = {**rs, "metadata": {**rs["metadata"], "annotations": annotations},
                 "spec": {**(rs.get("spec") or {}), "replicas": replicas}}
-        return await self.client.update(REPLICA_SETS.resource_id, body)
+        updated = await self.client.update(REPLICA_SETS.resource_id, body)
+        if _replicas(rs) != replicas:
+            await self._scaled(rs, _replicas(rs), replicas)
+        return updated
+
+    async def _scaled(self, rs: Obj, before: int, after: int) -> None:
+        """The Event about the Deployment that upstream's controller records for a scale."""
+        ref = controller_ref(rs)
+        deployment = ref and self.deployments.cache.get(ref["name"], rs["metadata"]["namespace"])
+        if deployment:
+            await self.events.event(
+                object_reference(deployment, api_version="apps/v1", kind="Deployment"), NORMAL,
+                "ScalingReplicaSet", f"Scaled {'up' if after > before else 'down'} replica set "
+                f"{rs['metadata']['name']} from {before} to {after}")
 
     async def _recreate(self, new: Obj, old: list[Obj], replicas: int) -> None:
         """Same as upstream's Recreate: old pods all gone before new ones start."""

@@ -18,6 +18,7 @@ from controllers.owners import (
 from fakeapi.machinery.timestamps import parse_time_or_none, rfc3339
 from fakeapi.registry.kinds import JOBS
 from fakeapi.runtime.component import ComponentContext
+from fakeapi.runtime.events import NORMAL, WARNING
 
 Obj = dict[str, Any]
 INDEX = "batch.kubernetes.io/job-completion-index"
@@ -33,6 +34,7 @@ class JobController(PodOwnerController):
 
     owner_resource = JOBS.resource_id
     owner_kind = "Job"
+    owner_api_version = "batch/v1"
 
     def __init__(self, ctx: ComponentContext) -> None:
         super().__init__(ctx)
@@ -114,6 +116,12 @@ class JobController(PodOwnerController):
         if status == (job.get("status") or {}):
             return
         await self.client.update(JOBS.resource_id, {**job, "status": status}, subresource="status")
+        if finished == "Complete":  # as upstream's job controller reports the end
+            await self.owner_event(key, NORMAL, "Completed", "Job completed")
+        elif finished:
+            failed_condition = conditions[-1]
+            await self.owner_event(key, WARNING, failed_condition["reason"],
+                                   failed_condition["message"])
 
     async def _create(self, key: str, job: Obj, index: int | None) -> None:
         template = (job.get("spec") or {}).get("template") or {}

@@ -12,6 +12,7 @@ from fakeapi.client import Client
 from fakeapi.machinery.errors import ApiError
 from fakeapi.registry.kinds import PODS
 from fakeapi.runtime.component import ComponentContext, Controller
+from fakeapi.runtime.events import NORMAL, WARNING, EventRecorder, object_reference
 
 Obj = dict[str, Any]
 TERMINAL = ("Succeeded", "Failed")
@@ -143,6 +144,14 @@ class PodOwnerController(Controller[str]):
     """The owners' resource id (`replicasets.apps`)."""
     owner_kind = ""
     """The owners' kind, as pods' controller references name it."""
+    owner_api_version = ""
+    """The owners' apiVersion, as Events about them name it."""
+    event_source = ""
+    """The Events' source component (default: the component's name)."""
+    created_message = "Created pod: {pod}"
+    deleted_message = "Deleted pod: {pod}"
+    """The Events of a pod created or deleted (`{pod}`, `{owner}`), as upstream's
+    RealPodControl words them."""
 
     def __init__(self, ctx: ComponentContext) -> None:
         super().__init__(ctx)
@@ -150,6 +159,8 @@ class PodOwnerController(Controller[str]):
         self.pods = self.watch(PODS.resource_id, owner_key(self.owner_kind))
         self.pods.cache.add_index("controller", controller_uid_index)
         self.expectations = Expectations()
+        self.events = EventRecorder(client=self.client, clock=self.clock,
+                                    component=self.event_source or ctx.name)
 
     async def reconcile(self, key: str) -> None:
         """Gather the owner and its pods (those being created or deleted accounted for),
@@ -170,14 +181,38 @@ class PodOwnerController(Controller[str]):
         raise NotImplementedError
 
     async def create_pod(self, key: str, pod: Obj) -> Obj:
-        """Create one of `key`'s pods and expect it to show."""
-        created = await self.client.create(PODS.resource_id, pod)
+        """Create one of `key`'s pods and expect it to show; an Event about the owner says
+        what came of it."""
+        try:
+            created = await self.client.create(PODS.resource_id, pod)
+        except ApiError as e:
+            await self.owner_event(key, WARNING, "FailedCreate", f"Error creating: {e.message}")
+            raise
         self.expectations.created(key, created["metadata"]["name"])
+        await self.owner_event(key, NORMAL, "SuccessfulCreate",
+                               self.created_message.format(pod=created["metadata"]["name"],
+                                                           owner=key.partition("/")[2]))
         return created
 
     async def delete_pod(self, key: str, pod: Obj) -> None:
         """Delete one of `key`'s pods (gone already is fine) and expect it to go."""
-        await delete_pod(self.client, self.expectations, key, pod)
+        try:
+            await delete_pod(self.client, self.expectations, key, pod)
+        except ApiError as e:
+            await self.owner_event(key, WARNING, "FailedDelete", f"Error deleting: {e.message}")
+            raise
+        await self.owner_event(key, NORMAL, "SuccessfulDelete",
+                               self.deleted_message.format(pod=pod["metadata"]["name"],
+                                                           owner=key.partition("/")[2]))
+
+    async def owner_event(self, key: str, type_: str, reason: str, message: str) -> None:
+        """Record an Event about the owner `key` (if it is still there)."""
+        namespace, _, name = key.partition("/")
+        owner = self.owners.cache.get(name, namespace)
+        if owner is not None:
+            await self.events.event(object_reference(
+                owner, api_version=self.owner_api_version, kind=self.owner_kind), type_,
+                reason, message)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -74,3 +74,4 @@ class ReplicationManager(ReplicaSetController):
     owner_resource = REPLICATION_CONTROLLERS.resource_id
     owner_kind = "ReplicationController"
     owner_api_version = "v1"
+    event_source = "replication-controller"

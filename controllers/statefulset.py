@@ -36,6 +36,9 @@ class StatefulSetController(PodOwnerController):
 
     owner_resource = STATEFUL_SETS.resource_id
     owner_kind = "StatefulSet"
+    owner_api_version = "apps/v1"
+    created_message = "create Pod {pod} in StatefulSet {owner} successful"
+    deleted_message = "delete Pod {pod} in StatefulSet {owner} successful"
 
     async def sync(self, key: str, sts: Obj, owned: OwnedPods) -> None:
         """One step towards spec.replicas pods of the update revision, then the status."""

@@ -57,6 +57,19 @@ async def _settle_running(plane: ControlPlane, client: Client, rounds: int = 10)
     raise AssertionError("pods kept coming")
 
 
+async def _events(client: Client, kind: str, name: str) -> list[tuple[str, str, str, str]]:
+    """The Events about one object, first made first: (source, type, reason, message)."""
+    return [(e["source"]["component"], e["type"], e["reason"], e["message"]) for e in sorted(
+        await client.list("events", "default"), key=lambda e: e["metadata"]["name"])
+        if (e["involvedObject"]["kind"], e["involvedObject"]["name"]) == (kind, name)]
+
+
+def _pod_events(source: str, reason: str, pods: set[str]) -> set[tuple[str, ...]]:
+    """The Events a pod-owning controller records about its owner for these pods."""
+    verb = {"SuccessfulCreate": "Created", "SuccessfulDelete": "Deleted"}[reason]
+    return {(source, "Normal", reason, f"{verb} pod: {pod}") for pod in pods}
+
+
 async def test_a_deployment_runs_its_replicas_and_scales() -> None:
     async with running_plane(WORKLOADS) as plane:
         client = plane.cluster.client("admin")
@@ -89,6 +102,18 @@ async def test_a_deployment_runs_its_replicas_and_scales() -> None:
         live = [p for p in await _pods(client, app="web")
                 if not p["metadata"].get("deletionTimestamp")]
         assert len(live) == 1
+        name = rs["metadata"]["name"]
+        assert await _events(client, "Deployment", "web") == [
+            ("deployment-controller", "Normal", "ScalingReplicaSet",
+             f"Scaled {verb} replica set {name} from {a} to {b}")
+            for verb, a, b in (("up", 0, 2), ("up", 2, 3), ("down", 3, 1))]
+        made = await _events(client, "ReplicaSet", name)
+        created = {e[3].removeprefix("Created pod: ") for e in made
+                   if e[2] == "SuccessfulCreate"}
+        deleted = created - {p["metadata"]["name"] for p in live}
+        assert len(created) == 3 and len(made) == 5
+        assert set(made) == (_pod_events("replicaset-controller", "SuccessfulCreate", created)
+                             | _pod_events("replicaset-controller", "SuccessfulDelete", deleted))
 
 
 async def test_a_replication_controller_keeps_its_pods_and_scales() -> None:
@@ -115,6 +140,9 @@ async def test_a_replication_controller_keeps_its_pods_and_scales() -> None:
         live = [p for p in await _pods(client, app="rc")
                 if not p["metadata"].get("deletionTimestamp")]
         assert len(live) == 1
+        assert {e[:3] for e in await _events(client, "ReplicationController", "rc")} == {
+            ("replication-controller", "Normal", "SuccessfulCreate"),
+            ("replication-controller", "Normal", "SuccessfulDelete")}
 
 
 async def test_a_template_change_rolls_within_surge_and_unavailability() -> None:
@@ -184,6 +212,10 @@ async def test_a_job_runs_pods_to_completion() -> None:
         assert "completionTime" in job["status"]
         assert [c["type"] for c in job["status"]["conditions"]] == ["SuccessCriteriaMet",
                                                                     "Complete"]
+        events = await _events(client, "Job", "pi")
+        assert events[-1] == ("job-controller", "Normal", "Completed", "Job completed")
+        assert set(events[:-1]) == _pod_events("job-controller", "SuccessfulCreate", {
+            p["metadata"]["name"] for p in await _pods(client, **{"job-name": "pi"})})
 
 
 async def test_a_job_gives_up_after_its_backoff_limit() -> None:
@@ -202,6 +234,9 @@ async def test_a_job_gives_up_after_its_backoff_limit() -> None:
         assert failed == {"FailureTarget": "BackoffLimitExceeded",
                           "Failed": "BackoffLimitExceeded"}
         assert job["status"]["failed"] == 2
+        assert (await _events(client, "Job", "flaky"))[-1] == (
+            "job-controller", "Warning", "BackoffLimitExceeded",
+            "Job has reached the specified backoff limit")
 
 
 async def test_every_namespace_gets_a_default_service_account() -> None:
@@ -332,6 +367,9 @@ async def test_a_stateful_set_creates_ordered_pods_and_updates_from_the_top() ->
         await _settle_running(plane, client)  # each Ready pod lets the next one start
         pods = await _pods(client, app="db")
         assert [p["metadata"]["name"] for p in pods] == ["db-0", "db-1", "db-2"]
+        assert (await _events(client, "StatefulSet", "db")) == [
+            ("statefulset-controller", "Normal", "SuccessfulCreate",
+             f"create Pod db-{i} in StatefulSet db successful") for i in range(3)]
         assert pods[1]["spec"]["hostname"] == "db-1" and pods[1]["spec"]["subdomain"] == "db"
         claims = [c["metadata"]["name"] for c in
                   await client.list("persistentvolumeclaims", "default")]
