@@ -50,7 +50,7 @@ from kubelet_emu.lease import LeaseRenewer
 from kubelet_emu.node_dirs import PLUGINS, REGISTRY
 from kubelet_emu.node_registration import NodeRegistrar
 from kubelet_emu.node_state import EmulatedNodes, NodeState
-from kubelet_emu.node_status import NodeStatusReporter
+from kubelet_emu.node_status import NodeStatusReporter, node_events, status_events
 from kubelet_emu.plugin_registration import PluginRegistrar
 from kubelet_emu.pod_worker import PodWorker
 from kubelet_emu.settings import EmulatorSettings
@@ -146,7 +146,12 @@ class Kubelet:
         """A node the kubelet now runs: its status (now, unless it was just created with
         one), Lease, slices, classes, faults, the pods bound to it, its PodResources."""
         name = state.name
-        if created:
+        await node_events(self.nodes, self.status.clock, name, [
+            ("Starting", "Starting kubelet."),
+            ("NodeAllocatableEnforced", "Updated Node Allocatable limit across pods")])
+        if created:  # with its status: the conditions are new
+            await node_events(self.nodes, self.status.clock, name,
+                              status_events(name, None, node.get("status") or {}))
             self.status.queue.add_after(name, nodes.STATUS_REPORT_SECONDS)
         else:
             await self.status.report(name, node)

@@ -25,6 +25,7 @@ from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.timestamps import parse_time, rfc3339
 from fakeapi.registry.kinds import LEASES
 from fakeapi.runtime.component import ComponentContext, Controller
+from fakeapi.runtime.events import NORMAL, EventRecorder, object_reference
 from fakeapi.runtime.informer import object_key
 from kubelet_emu.nodes import NODE_INDEX, pod_node
 
@@ -33,6 +34,8 @@ log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 LEASES_ID = LEASES.resource_id
 LEASE_NAMESPACE = "kube-node-lease"
+NODE_CONTROLLER = "node-controller"
+"""The source of the node lifecycle controller's Events (upstream's recorder name)."""
 GRACE_SECONDS = 50.0
 """--node-monitor-grace-period (50 s since 1.32)."""
 STARTUP_GRACE_SECONDS = 60.0
@@ -68,6 +71,10 @@ class NodeLifecycleController(Controller[str]):
         self.leases = self.watch(LEASES_ID, self._lease_keys)
         self.pods = self.ctx.informers.get("pods")
         self.pods.cache.add_index(NODE_INDEX, pod_node)
+        self.events = EventRecorder(client=self.client, clock=self.clock,
+                                    component=NODE_CONTROLLER)
+        self.known: set[str] = set()
+        """The uids of the nodes this controller has registered (an Event each)."""
 
     def _lease_keys(self, type_: str, obj: Obj, old: Obj | None) -> Iterable[str]:
         meta = obj["metadata"]
@@ -91,17 +98,27 @@ class NodeLifecycleController(Controller[str]):
         node = self.nodes.cache.get(key)
         if node is None:
             return
+        if node["metadata"]["uid"] not in self.known:  # as upstream's, once per controller
+            self.known.add(node["metadata"]["uid"])
+            await self._node_event(node, "RegisteredNode",
+                                   f"Node {key} event: Registered Node {key} in Controller")
         now = self.clock.now()
         probe, grace = self._probe(node)
         ready = _condition(node, "Ready")
         silent = (now - probe).total_seconds() > grace
         if silent and (ready is None or ready.get("status") != "Unknown"):
             node = await self.mark_unknown(node, ready is None)
+            await self._node_event(node, "NodeNotReady", f"Node {key} status is now: "
+                                   "NodeNotReady")
             await self._mark_pods_not_ready(key)
         elif not silent:
             left = grace - (now - probe).total_seconds()
             self.queue.add_after(key, left + 1.0)
         await self.write_taints(node)
+
+    async def _node_event(self, node: Obj, reason: str, message: str) -> None:
+        await self.events.event(object_reference(node, api_version="v1", kind="Node"), NORMAL,
+                                reason, message)
 
     async def mark_unknown(self, node: Obj, never: bool) -> Obj:
         """Write the node's conditions Unknown (`never`: it never posted a status), over the
@@ -183,6 +200,7 @@ class TaintEvictionController(Controller[str]):
         self.pods = self.watch("pods")
         self.pods.cache.add_index(NODE_INDEX, pod_node)
         self.nodes = self.watch("nodes", self._node_pods)
+        self.events = EventRecorder(client=self.client, clock=self.clock, component=ctx.name)
 
     def _node_pods(self, type_: str, obj: Obj, old: Obj | None) -> Iterable[str]:
         return [object_key(p) for p in self.pods.cache.by_index(NODE_INDEX,
@@ -239,6 +257,9 @@ class TaintEvictionController(Controller[str]):
             if e.code != 404:
                 raise
             return
+        await self.events.event(object_reference(pod, api_version="v1", kind="Pod"), NORMAL,
+                                "TaintManagerEviction", f"Marking for deletion Pod "
+                                f"{meta['namespace']}/{meta['name']}")
         try:
             await self.client.delete("pods", meta["name"], meta["namespace"],
                                      preconditions={"uid": meta["uid"]})

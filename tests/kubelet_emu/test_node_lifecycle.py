@@ -114,6 +114,29 @@ async def test_a_node_fault_makes_the_node_unknown_and_evicts_its_pods(tmp_path:
         assert forever["status"]["phase"] == "Running"
         assert present_condition(forever, "Ready")["status"] == "True"
 
+        # as upstream reports all that: the kubelet's start and conditions, the node
+        # controller's registration and NotReady, the kubelet's Ready again, the evictions
+        events = {(e["source"]["component"], e["reason"], e["message"]): e["count"]
+                  for e in await c.list("events", "default")
+                  if e["involvedObject"]["name"] == "worker-0"}
+        assert events == {
+            **{("kubelet", reason, message): 1 for reason, message in [
+                ("Starting", "Starting kubelet."),
+                ("NodeAllocatableEnforced", "Updated Node Allocatable limit across pods")]},
+            # the conditions the node controller set Unknown come back: each reported again
+            **{("kubelet", reason, f"Node worker-0 status is now: {reason}"): 2
+               for reason in ("NodeHasSufficientMemory", "NodeHasNoDiskPressure",
+                              "NodeHasSufficientPID", "NodeReady")},
+            ("node-controller", "RegisteredNode",
+             "Node worker-0 event: Registered Node worker-0 in Controller"): 1,
+            ("node-controller", "NodeNotReady", "Node worker-0 status is now: NodeNotReady"): 1}
+        evictions = {e["involvedObject"]["name"]: (e["source"]["component"], e["message"])
+                     for e in await c.list("events", "default")
+                     if e["reason"] == "TaintManagerEviction"}
+        assert evictions == {name: ("taint-eviction-controller",
+                                    f"Marking for deletion Pod default/{name}")
+                             for name in ("impatient", "patient")}
+
 
 async def test_a_node_that_never_reported_gets_the_startup_grace(tmp_path: Path) -> None:
     async with emulated_plane(tmp_path, nodes=0, components=COMPONENTS) as plane:
