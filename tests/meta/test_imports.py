@@ -34,7 +34,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "kube": ("root", "machinery"),
     "registry": ("root", *CORE_BELOW_REGISTRY),
     "client": ("root", *CORE_BELOW_REGISTRY, "registry"),
-    "remote_client": ("root", "machinery", "auth", "client", "kind table"),
+    "remote_client": ("root", "machinery", "auth", "kube", "client", "kind table"),
     "cluster": ("root", *CORE_BELOW_REGISTRY, "registry", "client"),
     "http": ("root", *CORE_BELOW_REGISTRY, "registry", "cluster"),
     "runtime": ("root", "machinery", "kube", "client"),
