@@ -42,12 +42,15 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "catalog": ("root", "machinery", "runtime", "component"),
     "controlplane": ("root", *CORE_BELOW_REGISTRY, "registry", "client", "cluster", "runtime",
                      "component", "catalog"),
+    "emulation": ("root", "machinery", "auth", "client", "remote_client", "runtime",
+                  "component", "catalog", "kind table"),
     "replay": ("root", *CORE_BELOW_REGISTRY, "registry", "client", "cluster", "http",
                "runtime", "component", "catalog", "controlplane"),
     "testing": ("root", *CORE_BELOW_REGISTRY, "registry", "client", "remote_client", "cluster",
-                "http", "runtime", "component", "catalog", "controlplane", "replay"),
+                "http", "runtime", "component", "catalog", "controlplane", "emulation",
+                "replay"),
     "cli": ("root", *CORE_BELOW_REGISTRY, "registry", "client", "remote_client", "cluster",
-            "http", "runtime", "component", "catalog", "controlplane", "replay"),
+            "http", "runtime", "component", "catalog", "controlplane", "emulation", "replay"),
 }
 """What each layer may import. Components may import one module of the registry, the kind
 table, for the resource names they use (`kind table`)."""

@@ -1,0 +1,86 @@
+"""`fakeapi emulate --kubeconfig K`: run the chosen components and emulated nodes in a process
+of their own against the API server of K (`fakeapi serve --components none --nodes 0`, a kind
+cluster, any kube-apiserver). See `fakeapi.emulation` for who the components act as.
+
+Importing this module is cheap: the components, aiohttp and the clients are imported when the
+command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from fakeapi.cli.serve import add_log_level, add_plane_settings, emulator_settings, run_main
+
+IDENTITY_CHOICES = ("auto", "service-accounts", "kubeconfig")
+"""`--identities` (the same names as `fakeapi.emulation.IDENTITIES`, which a test checks)."""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """`fakeapi emulate` and its options."""
+    cmd = sub.add_parser(
+        "emulate", help="run components and emulated nodes against any API server",
+        description="Run the chosen components (scheduler, controllers, emulated kubelets "
+                    "with fake DRA drivers) in this process, against the API server of a "
+                    "kubeconfig, over HTTPS.")
+    cmd.add_argument("--kubeconfig", type=Path, required=True,
+                     help="the API server to attach to, and the credentials")
+    cmd.add_argument("--identities", choices=IDENTITY_CHOICES, default="auto",
+                     help="service-accounts: each component impersonates its kube-system "
+                          "service account (as in fakeapi serve); kubeconfig: all act as the "
+                          "kubeconfig's user; auto (default): service-accounts against a "
+                          "fakeapi server, else kubeconfig")
+    cmd.add_argument("--data-dir", type=Path,
+                     help="the emulated nodes' folders (default: a temporary one)")
+    add_plane_settings(cmd)
+    add_log_level(cmd)
+    cmd.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Emulate until SIGINT/SIGTERM."""
+    return run_main(args, emulate)
+
+
+async def emulate(args: argparse.Namespace) -> int:
+    """Attach, start, print one ready line, run until SIGINT/SIGTERM, exit 0; exit 1 saying
+    why when the server can't be used."""
+    import asyncio
+    import shutil
+    import signal
+
+    from fakeapi.emulation import EmulatedPlane, StartError
+    from fakeapi.machinery.statedir import make_temporary_state
+    from fakeapi.remote_client import RemoteClient
+
+    state_dir = args.data_dir or make_temporary_state(prefix="fakeapi-emulate-")
+    try:
+        remote = RemoteClient.from_kubeconfig(args.kubeconfig)
+    except Exception as e:  # missing, unreadable or not a kubeconfig
+        print(f"fakeapi emulate: cannot read the kubeconfig {args.kubeconfig}: {e}",
+              file=sys.stderr, flush=True)
+        return 1
+    plane = EmulatedPlane(remote, components=args.components,
+                          emulator=emulator_settings(args, state_dir),
+                          identities=args.identities, feature_gates=args.feature_gates,
+                          seed=args.seed)
+    try:
+        await plane.start()
+    except StartError as e:
+        print(f"fakeapi emulate: {e}", file=sys.stderr, flush=True)
+        await remote.close()
+        return 1
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    print(f"fakeapi emulate ready against {remote.server}: components="
+          f"{','.join(plane.components) or 'none'} nodes={args.nodes} "
+          f"identities={plane.identities}", flush=True)
+    await stop.wait()
+    await plane.stop()
+    if args.data_dir is None:
+        shutil.rmtree(state_dir, ignore_errors=True)
+    return 0

@@ -1,0 +1,146 @@
+"""`fakeapi emulate` against an API-only `fakeapi serve --components none --nodes 0`: the
+scheduler, the claim controller and two emulated nodes run in a process of their own, over
+HTTPS, each under the identity it has in process; the real kubectl v1.37 runs the
+dra-example-driver's gpu-test1 (two pods, a GPU each, claims from a template) to Ready and
+deleting the pods cleans up their claims. A server emulate can't use is a clear exit 1."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from fakeapi.auth.tls import ensure_pki
+from tests.support.demos import manifest
+from tests.support.kubectl import Kubectl
+from tests.support.paths import ROOT
+from tests.support.processes import (
+    EmulateProcess,
+    ServerProcess,
+    fakeapi_command,
+    start_emulate,
+    start_server,
+)
+from tests.support.waiting import poll
+
+Obj = dict[str, Any]
+DEMO = next(s for s in yaml.safe_load((ROOT / "tests" / "data" / "kubelet_emu" / "demos.yaml")
+                                      .read_text()) if s["name"] == "basic-resourceclaimtemplate")
+"""gpu-test1 of the dra-example-driver: two pods, one GPU each, from a claim template."""
+SA = "system:serviceaccount:kube-system:"
+PLANE = "scheduler,resource-claim-controller,garbage-collector,kubelet"
+"""What the demo needs: binding, claims from templates, their deletion with the pods, nodes."""
+
+
+@pytest.fixture(scope="module")
+def api_only() -> Iterator[ServerProcess]:
+    """The API-only server (short data dir: the nodes' sockets live under emulate's)."""
+    data = Path(tempfile.mkdtemp(prefix="fa-", dir="/tmp"))
+    server = start_server(data / "srv", "--components", "none", "--nodes", "0")
+    yield server
+    assert server.stop() == 0
+    shutil.rmtree(data, ignore_errors=True)
+
+
+@pytest.fixture
+def emulate(api_only: ServerProcess) -> Iterator[Callable[..., EmulateProcess]]:
+    """Starts emulate processes against the server; stops them all afterwards."""
+    started: list[EmulateProcess] = []
+
+    def start(*args: str) -> EmulateProcess:
+        proc = start_emulate(api_only.kubeconfig, api_only.data_dir.parent /
+                             f"em{len(started)}", *args)
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        proc.stop()
+
+
+def items(k: Kubectl, *args: str) -> list[Obj]:
+    return list(json.loads(k("get", *args, "-o", "json"))["items"])
+
+
+def actors(k: Kubectl, kind: str, ns: str) -> set[tuple[str, str]]:
+    """(actor, verb) of every logged write of a kind in a namespace."""
+    done = subprocess.run(fakeapi_command("log", "show", "--kubeconfig", str(k.kubeconfig),
+                                          "--kind", kind, "-n", ns, "-o", "json"),
+                          capture_output=True, text=True, cwd=ROOT, timeout=60, check=True)
+    return {(e["actor"], e["request"]["v"]) for e in map(json.loads, done.stdout.splitlines())
+            if e.get("request")}
+
+
+def test_the_gpu_demo_runs_with_the_plane_in_an_emulate_process(
+        kubectl_binary: str, api_only: ServerProcess,
+        emulate: Callable[..., EmulateProcess]) -> None:
+    k = Kubectl(kubectl_binary, api_only.kubeconfig)
+    proc = emulate("--components", PLANE, "--nodes", "2")
+    assert "identities=service-accounts" in proc.ready
+    poll(lambda: len(items(k, "resourceslices")) == 4, what="both nodes' slices published")
+    objects = manifest(DEMO)
+    ns = DEMO["name"]
+    k("apply", "-f", "-", input=yaml.safe_dump_all(objects))
+    k("wait", "--for=condition=Ready", "pod/pod0", "pod/pod1", "-n", ns, "--timeout=60s")
+    pods = items(k, "pods", "-n", ns)
+    assert {p["spec"]["nodeName"] for p in pods} <= {"worker-0", "worker-1"}
+    claims = items(k, "resourceclaims", "-n", ns)
+    assert sorted(c["status"]["reservedFor"][0]["name"] for c in claims) == ["pod0", "pod1"]
+    assert all(c["status"]["allocation"]["devices"]["results"][0]["driver"] ==
+               "gpu.example.com" for c in claims)
+    assert {(SA + "kube-scheduler", "create")} <= actors(k, "pods", ns)  # the binding
+    assert (SA + "kubelet", "patch") in actors(k, "pods", ns) or \
+        (SA + "kubelet", "update") in actors(k, "pods", ns)
+    assert (SA + "resource-claim-controller", "create") in actors(k, "resourceclaims", ns)
+
+    k("delete", "pod", "pod0", "pod1", "-n", ns, "--timeout=60s")
+    poll(lambda: items(k, "resourceclaims", "-n", ns), until=lambda c: c == [],
+         what="the template's claims deleted with their pods (the garbage collector)")
+    assert proc.proc.poll() is None  # still running
+    k("delete", "-f", "-", "--ignore-not-found", input=yaml.safe_dump_all(objects[1:]))
+
+
+def _kubeconfig(source: Path, target: Path, change: Callable[[Obj], None]) -> Path:
+    cfg = yaml.safe_load(source.read_text())
+    change(cfg)
+    target.write_text(yaml.safe_dump(cfg))
+    return target
+
+
+def _unreachable(cfg: Obj) -> None:
+    cfg["clusters"][0]["cluster"]["server"] = "https://127.0.0.1:1"
+
+
+def _other_ca(cfg: Obj) -> None:
+    pki = ensure_pki(Path(tempfile.mkdtemp(prefix="fa-ca-")))
+    cfg["clusters"][0]["cluster"]["certificate-authority-data"] = base64.b64encode(
+        pki.ca_cert.read_bytes()).decode()
+
+
+def _unknown_token(cfg: Obj) -> None:
+    cfg["users"][0]["user"] = {"token": "no-such-token"}
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (_unreachable, "cannot reach the API server at https://127.0.0.1:1"),
+    (_other_ca, "certificate verify failed"),
+    (_unknown_token, "refused (401 Unauthorized)"),
+], ids=["unreachable", "another CA", "no rights"])
+def test_a_server_it_cannot_use_is_exit_1_saying_why(
+        api_only: ServerProcess, tmp_path: Path, change: Callable[[Obj], None],
+        message: str) -> None:
+    kubeconfig = _kubeconfig(api_only.kubeconfig, tmp_path / "kubeconfig", change)
+    done = subprocess.run(fakeapi_command("emulate", "--kubeconfig", str(kubeconfig),
+                                          "--nodes", "0"),
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert message in done.stderr
+    assert done.stdout == ""
