@@ -112,7 +112,10 @@ class EmulatedNodes:
         self._client_for = client_for
         self._clients: dict[tuple[str, str | None], ApiClient] = {}
         self._recorders: dict[str, EventRecorder] = {}
-        self._indexes: dict[str, int] = {n: i for i, n in enumerate(self.configured)}
+        every = settings.all_node_names()
+        self._indexes: dict[str, int] = {n: i for i, n in enumerate(every) if n in
+                                         self.configured}
+        self._next_adopted = len(every) + settings.shard[0]
 
     def get(self, name: str) -> NodeState | None:
         """The state of a node the kubelet runs (None for any other)."""
@@ -150,9 +153,11 @@ class EmulatedNodes:
         return self.settings.root() / "nodes" / node
 
     def index(self, name: str) -> int:
-        """The node's place in the emulated network: the configured nodes first, then the
-        adopted ones in the order they came."""
+        """The node's place in the emulated network: the configured nodes first (each at
+        its place among all shards'), then the adopted ones in the order they came, each
+        shard taking every n-th place so that no two shards' nodes share an address."""
         index = self._indexes.get(name)
         if index is None:
-            index = self._indexes[name] = len(self._indexes)
+            index = self._indexes[name] = self._next_adopted
+            self._next_adopted += self.settings.shard[1]
         return index

@@ -18,6 +18,18 @@ IDENTITY_CHOICES = ("auto", "service-accounts", "kubeconfig")
 """`--identities` (the same names as `fakeapi.emulation.IDENTITIES`, which a test checks)."""
 
 
+def parse_shard(text: str) -> tuple[int, int]:
+    """`--shard i/n`: shard i (from 0) of n."""
+    index, slash, count = text.partition("/")
+    try:
+        i, n = int(index), int(count)
+    except ValueError:
+        i = n = -1
+    if not slash or n < 1 or not 0 <= i < n:
+        raise argparse.ArgumentTypeError(f"invalid shard {text!r}: i/n with 0 <= i < n")
+    return i, n
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """`fakeapi emulate` and its options."""
     cmd = sub.add_parser(
@@ -32,6 +44,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                           "service account (as in fakeapi serve); kubeconfig: all act as the "
                           "kubeconfig's user; auto (default): service-accounts against a "
                           "fakeapi server, else kubeconfig")
+    cmd.add_argument("--shard", type=parse_shard, default=(0, 1), metavar="i/n",
+                     help="run only the nodes of shard i of n (of --nodes and of the Nodes "
+                          "clients create), by a hash of the node's name: n processes with "
+                          "0/n ... n-1/n run each node exactly once")
     cmd.add_argument("--data-dir", type=Path,
                      help="the emulated nodes' folders (default: a temporary one)")
     add_plane_settings(cmd)
@@ -48,6 +64,7 @@ async def emulate(args: argparse.Namespace) -> int:
     """Attach, start, print one ready line, run until SIGINT/SIGTERM, exit 0; exit 1 saying
     why when the server can't be used."""
     import asyncio
+    import dataclasses
     import shutil
     import signal
 
@@ -63,7 +80,8 @@ async def emulate(args: argparse.Namespace) -> int:
               file=sys.stderr, flush=True)
         return 1
     plane = EmulatedPlane(remote, components=args.components,
-                          emulator=emulator_settings(args, state_dir),
+                          emulator=dataclasses.replace(emulator_settings(args, state_dir),
+                                                       shard=args.shard),
                           identities=args.identities, feature_gates=args.feature_gates,
                           seed=args.seed)
     try:
@@ -78,7 +96,7 @@ async def emulate(args: argparse.Namespace) -> int:
         loop.add_signal_handler(sig, stop.set)
     print(f"fakeapi emulate ready against {remote.server}: components="
           f"{','.join(plane.components) or 'none'} nodes={args.nodes} "
-          f"identities={plane.identities}", flush=True)
+          f"shard={args.shard[0]}/{args.shard[1]} identities={plane.identities}", flush=True)
     await stop.wait()
     await plane.stop()
     if args.data_dir is None:

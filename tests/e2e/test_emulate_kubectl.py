@@ -19,6 +19,8 @@ import pytest
 import yaml
 
 from fakeapi.auth.tls import ensure_pki
+from kubelet_emu.node_dirs import LOGS
+from kubelet_emu.settings import PROFILE_ANNOTATION, shard_of
 from tests.support.demos import manifest
 from tests.support.kubectl import Kubectl
 from tests.support.paths import ROOT
@@ -56,8 +58,8 @@ def emulate(api_only: ServerProcess) -> Iterator[Callable[..., EmulateProcess]]:
     started: list[EmulateProcess] = []
 
     def start(*args: str) -> EmulateProcess:
-        proc = start_emulate(api_only.kubeconfig, api_only.data_dir.parent /
-                             f"em{len(started)}", *args)
+        data = Path(tempfile.mkdtemp(prefix="em", dir=api_only.data_dir.parent))
+        proc = start_emulate(api_only.kubeconfig, data, *args)
         started.append(proc)
         return proc
 
@@ -106,6 +108,52 @@ def test_the_gpu_demo_runs_with_the_plane_in_an_emulate_process(
          what="the template's claims deleted with their pods (the garbage collector)")
     assert proc.proc.poll() is None  # still running
     k("delete", "-f", "-", "--ignore-not-found", input=yaml.safe_dump_all(objects[1:]))
+
+
+def gpu_pod(name: str, node: str, ns: str) -> list[Obj]:
+    """A claim of one GPU and a pod that uses it, pinned to `node` by its hostname label."""
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+             "metadata": {"name": name, "namespace": ns},
+             "spec": {"devices": {"requests": [
+                 {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns},
+           "spec": {"nodeSelector": {"kubernetes.io/hostname": node},
+                    "containers": [{"name": "c", "image": "ubuntu",
+                                    "command": ["sh", "-c", "echo hi; sleep 9999"],
+                                    "resources": {"claims": [{"name": "gpu"}]}}],
+                    "resourceClaims": [{"name": "gpu", "resourceClaimName": name}]}}
+    return [claim, pod]
+
+
+def test_two_shards_run_disjoint_nodes_and_adopt_a_clients_node_once(
+        kubectl_binary: str, api_only: ServerProcess,
+        emulate: Callable[..., EmulateProcess]) -> None:
+    k = Kubectl(kubectl_binary, api_only.kubeconfig)
+    nodes = [f"worker-{i}" for i in range(4)]
+    owner = {n: shard_of(n, 2) for n in [*nodes, "adopted-b"]}
+    assert set(owner.values()) == {0, 1}  # both shards have nodes
+    shards = [emulate("--components", "scheduler,kubelet" if i == 0 else "kubelet",
+                      "--nodes", "4", "--shard", f"{i}/2") for i in range(2)]
+    k("create", "-f", "-", input=yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Node", "metadata": {
+            "name": "adopted-b", "annotations": {PROFILE_ANNOTATION: "default"}}}))
+    poll(lambda: len(items(k, "resourceslices")) == 10, what="5 nodes' slices published")
+    ns = "shards"
+    k("create", "namespace", ns)
+    objects = [o for i, n in enumerate(nodes) for o in gpu_pod(f"p{i}", n, ns)]
+    k("apply", "-f", "-", input=yaml.safe_dump_all(objects))
+    k("wait", "--for=condition=Ready", *(f"pod/p{i}" for i in range(4)), "-n", ns,
+      "--timeout=60s")
+    for pod in items(k, "pods", "-n", ns):
+        node, uid = pod["spec"]["nodeName"], pod["metadata"]["uid"]
+        logs = [s.data_dir / "nodes" / node / LOGS / f"{ns}_{pod['metadata']['name']}_{uid}"
+                for s in shards]
+        assert [d.exists() for d in logs] == [owner[node] == 0, owner[node] == 1], node
+    for i, shard in enumerate(shards):  # each shard has folders of its own nodes only
+        assert {d.name for d in (shard.data_dir / "nodes").iterdir()} == \
+            {n for n, o in owner.items() if o == i}
+    k("delete", "namespace", ns, "--wait=false")
+    k("delete", "node", "adopted-b")
 
 
 def _kubeconfig(source: Path, target: Path, change: Callable[[Obj], None]) -> Path:
