@@ -16,6 +16,11 @@ a `RemoteClient`. Who they act as (`IDENTITIES`):
 - `auto` (the default): `service-accounts` when the server is a fakeapi server (it serves
   the emulator's API group), else `kubeconfig`.
 
+The singletons run under leader election (`runtime.leaderelection`, unless turned off), as
+upstream's binaries do: the scheduler holds the Lease kube-system/kube-scheduler as its own
+identity, the controllers kube-system/kube-controller-manager as the controller manager's.
+The kubelets are not elected: each process runs its shard's nodes.
+
 Imports: machinery, auth (identities), the clients, the runtime, the catalogue and the
 components' settings: the composition root beside `fakeapi.controlplane`.
 """
@@ -42,7 +47,13 @@ from fakeapi.registry.kinds import NODES
 from fakeapi.remote_client import RemoteClient, Unreachable
 from fakeapi.runtime.assembly import build_components
 from fakeapi.runtime.informer import Informer, Informers
-from fakeapi.runtime.spec import select
+from fakeapi.runtime.leaderelection import (
+    DEFAULT_TIMING,
+    LeaderElector,
+    LeaseTiming,
+    candidate_identity,
+)
+from fakeapi.runtime.spec import ComponentSpec, select
 from fakeapi.runtime.supervisor import Component, Health, Supervisor
 from kubelet_emu.settings import EmulatorSettings
 
@@ -53,6 +64,10 @@ INFORMERS_USER = "system:kube-controller-manager"
 """Who the shared informers list and watch as (the in-process plane's informers' user)."""
 EMULATOR_GROUP = "emulator.fakeapi.dev"
 """The API group only a fakeapi server serves (how `auto` tells one)."""
+SCHEDULER_LEASE = "kube-scheduler"
+CONTROLLERS_LEASE = "kube-controller-manager"
+NOT_ELECTED = frozenset({"kubelet"})
+"""Components every process runs for its own nodes (no leader election)."""
 
 
 class StartError(Exception):
@@ -65,7 +80,8 @@ class EmulatedPlane:
     def __init__(self, remote: RemoteClient, *, components: str | Iterable[str] = "*",
                  emulator: EmulatorSettings | None = None, identities: str = "auto",
                  feature_gates: dict[str, bool] | None = None, seed: int | None = None,
-                 clock: Clock | None = None) -> None:
+                 clock: Clock | None = None, leader_elect: bool = True,
+                 lease_timing: LeaseTiming = DEFAULT_TIMING, identity: str = "") -> None:
         if identities not in IDENTITIES:
             raise ValueError(f"unknown identities {identities!r}: one of "
                              + ", ".join(IDENTITIES))
@@ -78,6 +94,11 @@ class EmulatedPlane:
         self.supervisor = Supervisor(clock=self.clock)
         self.components: dict[str, Component] = {}
         self.informers: Informers | None = None
+        self.leader_elect = leader_elect
+        self.lease_timing = lease_timing
+        self.identity = identity or candidate_identity()
+        """This process's holderIdentity in the Leases it campaigns for."""
+        self.electors: dict[str, LeaderElector] = {}
         self._clients: dict[tuple[str, str | None], ApiClient] = {}
 
     def _client_for(self, account: str, node: str | None) -> ApiClient:
@@ -111,21 +132,43 @@ class EmulatedPlane:
             raise StartError(f"the API server at {self.remote.server} refused "
                              f"({e.code} {e.reason}): {e.message}") from None
         self.informers = Informers(client=informers_client)
-        self.components = build_components(
-            self.specs, client_for=self._client_for, informers=self.informers,
-            clock=self.clock, gates=self.gates, random_for=self.randomness.for_component,
-            supervisor=self.supervisor)
+        groups = {SCHEDULER_LEASE: [s for s in self.specs if s.name == "scheduler"],
+                  CONTROLLERS_LEASE: [s for s in self.specs if s.name != "scheduler"
+                                      and s.name not in NOT_ELECTED]}
+        free = [s for s in self.specs if s.name in NOT_ELECTED or not self.leader_elect]
+        for lease, specs in groups.items():
+            if not specs or not self.leader_elect:
+                continue
+            led = Supervisor(clock=self.clock)
+            self.components |= self._build(specs, led)
+            self.electors[lease] = LeaderElector(
+                client=self._client_for("kube-scheduler", None)
+                if lease == SCHEDULER_LEASE else informers_client,
+                clock=self.clock, name=lease, led=led, identity=self.identity,
+                timing=self.lease_timing)
+            self.supervisor.add(f"leader-election:{lease}", self.electors[lease])
+        self.components |= self._build(free, self.supervisor)
         self.informers.start(self._start_informer)
         self.supervisor.start()
+
+    def _build(self, specs: list[ComponentSpec], supervisor: Supervisor
+               ) -> dict[str, Component]:
+        assert self.informers is not None
+        return build_components(
+            specs, client_for=self._client_for, informers=self.informers, clock=self.clock,
+            gates=self.gates, random_for=self.randomness.for_component, supervisor=supervisor)
 
     def _start_informer(self, informer: Informer) -> None:
         self.supervisor.add(f"informer:{informer.resource}", informer)
 
     async def stop(self) -> None:
-        """Stop every component and informer, then close the connections."""
+        """Stop every component and informer (the elected ones with their electors), then
+        close the connections."""
         await self.supervisor.stop()
         await self.remote.close()
 
     def health(self) -> list[Health]:
-        """Readiness of every supervised component and informer."""
-        return self.supervisor.health()
+        """Readiness of every supervised component and informer, and of the elected
+        components that run here now."""
+        return [*self.supervisor.health(),
+                *(h for e in self.electors.values() if e.leading for h in e.led.health())]

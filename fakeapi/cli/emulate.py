@@ -30,6 +30,18 @@ def parse_shard(text: str) -> tuple[int, int]:
     return i, n
 
 
+def parse_lease_duration(text: str) -> float:
+    """A `--leader-elect-*` duration in Go's syntax (`15s`, `1m30s`), in seconds."""
+    from fakeapi.machinery.durations import DurationError, parse_duration
+    try:
+        seconds = parse_duration(text) / 1e9
+    except DurationError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"invalid duration {text!r}: must be positive")
+    return seconds
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """`fakeapi emulate` and its options."""
     cmd = sub.add_parser(
@@ -50,6 +62,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                           "0/n ... n-1/n run each node exactly once")
     cmd.add_argument("--data-dir", type=Path,
                      help="the emulated nodes' folders (default: a temporary one)")
+    cmd.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=True,
+                     help="run the scheduler and the controllers only while holding their "
+                          "Lease (kube-system/kube-scheduler, kube-controller-manager), as "
+                          "upstream's binaries do (default on)")
+    for flag, default, what in (("lease-duration", "15s", "how long a Lease holds unrenewed"),
+                                ("renew-deadline", "10s", "how long a leader tries to renew"),
+                                ("retry-period", "2s", "how often candidates try")):
+        cmd.add_argument(f"--leader-elect-{flag}", type=parse_lease_duration, default=default,
+                         metavar="DURATION", help=f"{what} (default {default})")
     add_plane_settings(cmd)
     add_log_level(cmd)
     cmd.set_defaults(run=run)
@@ -71,6 +92,7 @@ async def emulate(args: argparse.Namespace) -> int:
     from fakeapi.emulation import EmulatedPlane, StartError
     from fakeapi.machinery.statedir import make_temporary_state
     from fakeapi.remote_client import RemoteClient
+    from fakeapi.runtime.leaderelection import LeaseTiming
 
     state_dir = args.data_dir or make_temporary_state(prefix="fakeapi-emulate-")
     try:
@@ -83,7 +105,11 @@ async def emulate(args: argparse.Namespace) -> int:
                           emulator=dataclasses.replace(emulator_settings(args, state_dir),
                                                        shard=args.shard),
                           identities=args.identities, feature_gates=args.feature_gates,
-                          seed=args.seed)
+                          seed=args.seed, leader_elect=args.leader_elect,
+                          lease_timing=LeaseTiming(
+                              lease_duration=args.leader_elect_lease_duration,
+                              renew_deadline=args.leader_elect_renew_deadline,
+                              retry_period=args.leader_elect_retry_period))
     try:
         await plane.start()
     except StartError as e:
@@ -96,7 +122,8 @@ async def emulate(args: argparse.Namespace) -> int:
         loop.add_signal_handler(sig, stop.set)
     print(f"fakeapi emulate ready against {remote.server}: components="
           f"{','.join(plane.components) or 'none'} nodes={args.nodes} "
-          f"shard={args.shard[0]}/{args.shard[1]} identities={plane.identities}", flush=True)
+          f"shard={args.shard[0]}/{args.shard[1]} identities={plane.identities} "
+          f"identity={plane.identity}", flush=True)
     await stop.wait()
     await plane.stop()
     if args.data_dir is None:

@@ -156,6 +156,54 @@ def test_two_shards_run_disjoint_nodes_and_adopt_a_clients_node_once(
     k("delete", "node", "adopted-b")
 
 
+def bindings(k: Kubectl, ns: str) -> list[str]:
+    """The pod of each logged binding in a namespace, one entry per binding write."""
+    done = subprocess.run(fakeapi_command("log", "show", "--kubeconfig", str(k.kubeconfig),
+                                          "--kind", "pods", "-n", ns, "-o", "json"),
+                          capture_output=True, text=True, cwd=ROOT, timeout=60, check=True)
+    return sorted(e["name"] for e in map(json.loads, done.stdout.splitlines())
+                  if (e.get("request") or {}).get("p", "").endswith("/binding"))
+
+
+def plain_pod(name: str, ns: str) -> Obj:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns},
+            "spec": {"containers": [{"name": "c", "image": "ubuntu"}]}}
+
+
+FAST_LEASE = ("--leader-elect-lease-duration", "4s", "--leader-elect-renew-deadline", "3s",
+              "--leader-elect-retry-period", "500ms")
+
+
+def test_two_schedulers_elect_one_and_the_other_takes_over_after_kill_9(
+        kubectl_binary: str, api_only: ServerProcess,
+        emulate: Callable[..., EmulateProcess]) -> None:
+    k = Kubectl(kubectl_binary, api_only.kubeconfig)
+    emulate("--components", "kubelet", "--nodes", "2")
+    candidates = [emulate("--components", "scheduler", *FAST_LEASE) for _ in range(2)]
+    identity = {c.ready.rpartition("identity=")[2]: c for c in candidates}
+
+    def holder() -> str:
+        lease = json.loads(k("get", "lease", "kube-scheduler", "-n", "kube-system",
+                             "-o", "json", check=False) or "{}")
+        return str((lease.get("spec") or {}).get("holderIdentity") or "")
+
+    first = poll(holder, what="a scheduler holds the Lease", until=lambda h: h in identity)
+    ns = "failover"
+    k("create", "namespace", ns)
+    k("create", "-f", "-", input=yaml.safe_dump_all([plain_pod(f"p{i}", ns) for i in range(2)]))
+    k("wait", "--for=condition=PodScheduled", "pod/p0", "pod/p1", "-n", ns, "--timeout=30s")
+    identity[first].proc.kill()  # kill -9: the Lease is not released
+    identity[first].proc.wait(10)
+    k("create", "-f", "-", input=yaml.safe_dump_all([plain_pod(f"p{i}", ns)
+                                                     for i in range(2, 4)]))
+    second = poll(holder, what="the other scheduler takes the Lease", timeout=15,
+                  until=lambda h: h in identity and h != first)
+    k("wait", "--for=condition=PodScheduled", "pod/p2", "pod/p3", "-n", ns, "--timeout=30s")
+    assert identity[second].proc.poll() is None
+    assert bindings(k, ns) == ["p0", "p1", "p2", "p3"]  # each pod bound once
+    k("delete", "namespace", ns, "--wait=false")
+
+
 def _kubeconfig(source: Path, target: Path, change: Callable[[Obj], None]) -> Path:
     cfg = yaml.safe_load(source.read_text())
     change(cfg)
