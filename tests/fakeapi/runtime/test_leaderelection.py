@@ -1,5 +1,6 @@
 """Leader election over a Lease (`fakeapi.runtime.leaderelection`) on the virtual clock with
-a real in-process cluster: of two candidates one leads and runs its components; the other
+a real in-process cluster: of two candidates one leads and runs its components (a real
+informer each); the other
 takes over only once the silent leader's Lease has gone unrenewed for its duration; a
 leader that cannot renew within its deadline stops its components."""
 
@@ -12,30 +13,22 @@ import pytest
 
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.machinery.clock import VirtualClock
+from fakeapi.runtime.informer import Informer
 from fakeapi.runtime.leaderelection import LEASES, LeaderElector, LeaseTiming
 from fakeapi.runtime.supervisor import Supervisor
 
 TIMING = LeaseTiming(release_on_cancel=False)  # upstream's 15 s, 10 s, 2 s; a cancel is a kill
 
 
-class Singleton:
-    """A led component that records whether it runs."""
+class Led:
+    """Whether an elector's led component (a real informer) runs now."""
 
-    def __init__(self) -> None:
-        self.running = False
+    def __init__(self, led: Supervisor) -> None:
+        self._unit = led.units["informer"]
 
-    async def run(self) -> None:
-        self.running = True
-        try:
-            await asyncio.Event().wait()
-        finally:
-            self.running = False
-
-    def busy(self) -> bool:
-        return False
-
-    def ready(self) -> bool:
-        return True
+    @property
+    def running(self) -> bool:
+        return self._unit.state == "running"
 
 
 @pytest.fixture
@@ -51,13 +44,12 @@ def cluster(clock: VirtualClock) -> Cluster:
 
 
 def candidate(cluster: Cluster, clock: VirtualClock, name: str,
-              timing: LeaseTiming = TIMING) -> tuple[LeaderElector, Singleton]:
-    singleton = Singleton()
+              timing: LeaseTiming = TIMING) -> tuple[LeaderElector, Led]:
+    client = cluster.client("system:kube-scheduler")
     led = Supervisor(clock=clock)
-    led.add("scheduler", singleton)
-    return LeaderElector(client=cluster.client("system:kube-scheduler"), clock=clock,
-                         name="kube-scheduler", led=led, identity=name,
-                         timing=timing), singleton
+    led.add("informer", Informer(client=client, resource="configmaps"))
+    return LeaderElector(client=client, clock=clock, name="kube-scheduler", led=led,
+                         identity=name, timing=timing), Led(led)
 
 
 @pytest.fixture
