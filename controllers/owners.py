@@ -8,7 +8,7 @@ import copy
 import dataclasses
 from typing import Any
 
-from fakeapi.client import Client
+from fakeapi.client import ApiClient
 from fakeapi.machinery.errors import ApiError
 from fakeapi.registry.kinds import PODS
 from fakeapi.runtime.component import ComponentContext, Controller
@@ -125,7 +125,8 @@ class Expectations:
         self._deletes.pop(key, None)
 
 
-async def delete_pod(client: Client, expectations: Expectations, key: str, pod: Obj) -> None:
+async def delete_pod(client: ApiClient, expectations: Expectations, key: str,
+                     pod: Obj) -> None:
     """Delete one of `key`'s pods (gone already is fine) and expect it to go."""
     try:
         await client.delete(PODS.resource_id, pod["metadata"]["name"], pod["metadata"]["namespace"])

@@ -21,6 +21,7 @@ from fakeapi.kube.podio import NodeStreams, PodIO
 from fakeapi.machinery import selectors
 from fakeapi.machinery.decode import json_copy
 from fakeapi.machinery.errors import ApiError
+from fakeapi.machinery.gvk import ResourceType
 from fakeapi.machinery.jsonio import dumps, loads
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.generic import Registry, WriteResult
@@ -57,7 +58,8 @@ def delete_options(propagation_policy: str | None, grace_period_seconds: int | N
 
 class ObjectClient(Protocol):
     """The object calls a component makes, whichever way it reaches the API: `Client` in
-    process, `fakeapi.remote_client.RemoteClient` over HTTPS (a standalone driver). Same
+    process, `fakeapi.remote_client.RemoteClient` over HTTPS (a standalone driver; `ApiClient`
+    is the whole seam). Same
     argument order and meaning as `Client`'s methods; failures are `ApiError`s."""
 
     async def get(self, resource: str, name: str, namespace: str = "") -> Obj:
@@ -92,6 +94,49 @@ class ObjectClient(Protocol):
                      preconditions: Mapping[str, str] | None = None,
                      copy: bool = True) -> Obj:
         """DELETE; the object as the server answers it."""
+        ...
+
+
+class ApiClient(ObjectClient, Protocol):
+    """Everything a component and the shared informers use: the object calls, discovery,
+    list-then-watch, POSTs to subresources and the pod-stream registration. The one seam
+    between the components and an API server: `Client` in process, and
+    `fakeapi.remote_client.RemoteClient` over HTTPS (`fakeapi emulate`)."""
+
+    def resources(self) -> tuple[Kind, ...]:
+        """Discovery: every kind the server serves (that the kind table knows)."""
+        ...
+
+    def kind(self, resource: str) -> ResourceType:
+        """The type served under a resource id (404 `ApiError` when not served)."""
+        ...
+
+    def latest_revision(self, resource: str) -> int:
+        """The newest committed change of `resource` the client knows of (0: unknown), so
+        an informer behind it counts as busy for quiescence."""
+        ...
+
+    async def snapshot(self, resource: str, namespace: str | None = None, *,
+                       label_selector: str = "", field_selector: str = "",
+                       copy: bool = True) -> tuple[builtins.list[Obj], int]:
+        """LIST, with the revision the list is consistent at (to watch from)."""
+        ...
+
+    def watch(self, resource: str, namespace: str | None = None, *,
+              resource_version: str = "", label_selector: str = "",
+              field_selector: str = "", timeout: float = 1e9, copy: bool = True
+              ) -> AsyncIterator[tuple[str, Obj]]:
+        """Watch events as (type, object) pairs, with BOOKMARKs; an expired revision is an
+        ERROR event whose Status has code 410."""
+        ...
+
+    async def create_subresource(self, resource: str, name: str, subresource: str, body: Obj,
+                                 *, namespace: str = "", copy: bool = True) -> Obj:
+        """POST a body to a subresource that takes one (`pods/NAME/binding`)."""
+        ...
+
+    def serve_pod_streams(self, node: str, streams: NodeStreams | None) -> None:
+        """Serve the logs and exec of `node`'s pods through `streams` (None: stop)."""
         ...
 
 

@@ -24,10 +24,11 @@ from fakeapi.catalog import all_components
 from fakeapi.client import Client
 from fakeapi.cluster import SYSTEM_ACTOR, Cluster, ClusterConfig
 from fakeapi.machinery.clock import Clock, VirtualClock
-from fakeapi.runtime.component import ComponentContext, Route, ServesRoutes
+from fakeapi.runtime.assembly import build_components
+from fakeapi.runtime.component import Route, ServesRoutes
 from fakeapi.runtime.informer import Informer, Informers
 from fakeapi.runtime.spec import ComponentSpec, select
-from fakeapi.runtime.supervisor import Component, Health, Supervisor
+from fakeapi.runtime.supervisor import Health, Supervisor
 from kubelet_emu.settings import EmulatorSettings
 
 log = logging.getLogger(__name__)
@@ -51,25 +52,15 @@ class ControlPlane:
         self.clock = self.cluster.clock
         self.informers = Informers(client=self.cluster.client(INFORMERS_IDENTITY))
         self.supervisor = Supervisor(clock=self.clock)
-        self.components: dict[str, Component] = {}
         if specs is None:
             emulator = emulator or EmulatorSettings()
             if emulator.state_dir is None and config.data_dir is not None:
                 emulator = dataclasses.replace(emulator, state_dir=config.data_dir)
             specs = all_components(emulator)
-        for spec in select(tuple(specs), components):
-            if spec.gated_off(self.cluster.gates):
-                log.info("component %s not started: a feature gate it needs is off", spec.name)
-                continue
-            ctx = ComponentContext(
-                name=spec.name,
-                client=self.cluster.component_client(spec.service_account or spec.name),
-                informers=self.informers, clock=self.clock,
-                random=self.cluster.randomness.for_component(spec.name),
-                gates=self.cluster.gates,
-                client_for=self._client_for)
-            self.components[spec.name] = spec.build(ctx)
-            self.supervisor.add(spec.name, self.components[spec.name])
+        self.components = build_components(
+            select(tuple(specs), components), client_for=self._client_for,
+            informers=self.informers, clock=self.clock, gates=self.cluster.gates,
+            random_for=self.cluster.randomness.for_component, supervisor=self.supervisor)
         self.clock.add_probe(self.busy)
         self._auto: asyncio.Task[None] | None = None
 

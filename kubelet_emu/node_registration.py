@@ -1,7 +1,8 @@
 """Which nodes the emulator runs a kubelet for: it registers the configured nodes (a Ready
 Node of the settings' profile), adopts the Nodes clients create (as kwok's
 manage-all-nodes: unless `--no-adopt-nodes` or the node opts out with
-`emulator.fakeapi.dev/managed: "false"`; its fake devices are those of the profile it names)
+`emulator.fakeapi.dev/managed: "false"`; its fake devices are those of the profile it names;
+with `--shard i/n` only the nodes of its shard, so that one process adopts each)
 and forgets a node that is deleted or opts out (a deleted node is not registered again, as
 upstream's kubelet doesn't). Keys are node names.
 
@@ -82,7 +83,7 @@ class NodeRegistrar(Controller[str]):
     def _node_keys(self, type_: str, obj: Obj, old: Obj | None) -> Iterable[str]:
         name = obj["metadata"]["name"]
         if name in self.nodes.by_name or name in self.nodes.configured or \
-                self.nodes.settings.adopt_nodes:
+                self.nodes.settings.adopt_nodes and self.nodes.settings.owns(name):
             return [name]
         return []
 
@@ -115,7 +116,8 @@ class NodeRegistrar(Controller[str]):
             self.forget(name)
             return
         if name not in self.nodes.configured and (node is None or opted_out(node)
-                                                  or not self.nodes.settings.adopt_nodes):
+                                                  or not self.nodes.settings.adopt_nodes
+                                                  or not self.nodes.settings.owns(name)):
             self.forget(name)
             return
         if state is not None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import kubelet_emu.nodes as nodes
-from fakeapi.client import Client
+from fakeapi.client import ApiClient
 from fakeapi.machinery.clock import Clock
 from fakeapi.runtime.events import EventRecorder
 from kubelet_emu.drivers import FakeDriver
@@ -103,8 +103,8 @@ class EmulatedNodes:
     """The nodes the kubelet runs, by name, shared by its controllers: each reads the state
     of a node from here and acts with the node's own identities (`client`)."""
 
-    def __init__(self, *, settings: EmulatorSettings, client: Client,
-                 client_for: Callable[[str, str | None], Client] | None) -> None:
+    def __init__(self, *, settings: EmulatorSettings, client: ApiClient,
+                 client_for: Callable[[str, str | None], ApiClient] | None) -> None:
         self.settings = settings
         self.configured = settings.node_names()
         """The nodes the emulator registers itself (the others are adopted)."""
@@ -112,15 +112,18 @@ class EmulatedNodes:
         """The nodes a kubelet runs for now."""
         self._client = client
         self._client_for = client_for
-        self._clients: dict[tuple[str, str | None], Client] = {}
+        self._clients: dict[tuple[str, str | None], ApiClient] = {}
         self._recorders: dict[str, EventRecorder] = {}
-        self._indexes: dict[str, int] = {n: i for i, n in enumerate(self.configured)}
+        every = settings.all_node_names()
+        self._indexes: dict[str, int] = {n: i for i, n in enumerate(every) if n in
+                                         self.configured}
+        self._next_adopted = len(every) + settings.shard[0]
 
     def get(self, name: str) -> NodeState | None:
         """The state of a node the kubelet runs (None for any other)."""
         return self.by_name.get(name)
 
-    def client(self, account: str, node: str | None) -> Client:
+    def client(self, account: str, node: str | None) -> ApiClient:
         """A client of `account` bound to `node` (the component's own where the composition
         root offers no other), made once per identity."""
         if self._client_for is None:
@@ -152,9 +155,11 @@ class EmulatedNodes:
         return self.settings.root() / "nodes" / node
 
     def index(self, name: str) -> int:
-        """The node's place in the emulated network: the configured nodes first, then the
-        adopted ones in the order they came."""
+        """The node's place in the emulated network: the configured nodes first (each at
+        its place among all shards'), then the adopted ones in the order they came, each
+        shard taking every n-th place so that no two shards' nodes share an address."""
         index = self._indexes.get(name)
         if index is None:
-            index = self._indexes[name] = len(self._indexes)
+            index = self._indexes[name] = self._next_adopted
+            self._next_adopted += self.settings.shard[1]
         return index

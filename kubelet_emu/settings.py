@@ -7,6 +7,7 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import functools
+import hashlib
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -38,6 +39,19 @@ RUN_SECONDS_ANNOTATION = "emulator.fakeapi.dev/run-seconds"
 when the emulator can read it, decides otherwise)."""
 
 
+Shard = tuple[int, int]
+"""(i, n): this process runs the nodes of shard i of n (`--shard i/n`)."""
+WHOLE: Shard = (0, 1)
+"""One shard: every node."""
+
+
+def shard_of(node: str, shards: int) -> int:
+    """The shard that owns a node: a stable hash of its name (SHA-256's first 8 bytes; CRC-32's
+    low bits follow a name's last character too closely) modulo the count, so every process
+    given the same count agrees on each node's one owner."""
+    return int.from_bytes(hashlib.sha256(node.encode()).digest()[:8], "big") % shards
+
+
 @functools.cache
 def _default_profile() -> NodeProfile:
     from kubelet_emu.profile import load_profile  # pydantic: loaded when a node needs it
@@ -49,7 +63,8 @@ class EmulatorSettings:
     """The node emulator's configuration."""
 
     nodes: int = DEFAULT_NODES
-    """How many nodes to register (`worker-0` ... `worker-<n-1>`)."""
+    """How many nodes to register (`worker-0` ... `worker-<n-1>`; with shards, across all
+    of them)."""
     profile: NodeProfile | None = None
     """What each configured node offers; None: the `default` profile, loaded on first use
     (`node_profile()`), so that building the settings loads no pydantic model."""
@@ -64,6 +79,13 @@ class EmulatorSettings:
     disabled_drivers: tuple[str, ...] = ()
     """Built-in drivers turned off: `DRIVER` on every node, `DRIVER@NODE` on one (so that an
     external plugin can take the driver's place)."""
+    shard: Shard = WHOLE
+    """The nodes this emulator runs, of those configured and adopted: shard i of n."""
+
+    def owns(self, node: str) -> bool:
+        """Whether `node` is in this emulator's shard."""
+        index, count = self.shard
+        return count == 1 or shard_of(node, count) == index
 
     @property
     def grpc_drivers(self) -> bool:
@@ -84,7 +106,13 @@ class EmulatorSettings:
         return self.profile if self.profile is not None else _default_profile()
 
     def node_names(self) -> list[str]:
-        """The names of the nodes the emulator registers."""
+        """The names of the nodes the emulator registers: of `worker-0` ... `worker-<n-1>`,
+        those of its shard."""
+        return [name for name in self.all_node_names() if self.owns(name)]
+
+    def all_node_names(self) -> list[str]:
+        """Every configured node's name, whichever shard runs it (their place in the
+        emulated network)."""
         return [f"{NODE_PREFIX}{i}" for i in range(self.nodes)]
 
     def root(self) -> Path:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import scheduler.nodeallocatable as nodealloc
-from fakeapi.client import Client
+from fakeapi.client import ApiClient
 from fakeapi.machinery.clock import Clock
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.timestamps import rfc3339
@@ -61,7 +61,7 @@ class Binder:
     """Reserve, PreBind, Bind and Unreserve for the pods the cycle placed, and the pods that
     wait for binding conditions."""
 
-    def __init__(self, *, client: Client, clock: Clock, recorder: EventRecorder,
+    def __init__(self, *, client: ApiClient, clock: Clock, recorder: EventRecorder,
                  cache: SchedulerCache, queue: WorkQueue[str],
                  get_claim: Callable[[str, str], Obj | None],
                  on_bound: Callable[[str], None]) -> None:

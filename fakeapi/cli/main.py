@@ -1,6 +1,6 @@
-"""The `fakeapi` command: its subcommands, each in a module of its own (`serve`, `explain`,
-`log`, `clock`, `snapshot`, `replay`, `node`, `driver`), which imports what it needs when it
-runs."""
+"""The `fakeapi` command: its subcommands, each in a module of its own (`serve`, `emulate`,
+`explain`, `log`, `clock`, `snapshot`, `replay`, `node`, `driver`), which imports what it
+needs when it runs."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from fakeapi import KUBERNETES_VERSION
-from fakeapi.cli import clock, driver, explain, logs, node, replay, serve, snapshot
+from fakeapi.cli import clock, driver, emulate, explain, logs, node, replay, serve, snapshot
 
 
 def version() -> str:
@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=VersionAction,
                         help="show the program's version number and exit")
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in (serve, explain, logs, clock, snapshot, replay, node, driver):
+    for command in (serve, emulate, explain, logs, clock, snapshot, replay, node, driver):
         command.add_parser(sub)
     return parser
 

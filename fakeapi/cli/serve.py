@@ -139,20 +139,26 @@ def add_log_level(parser: argparse.ArgumentParser) -> None:
 
 def add_run_settings(parser: argparse.ArgumentParser) -> None:
     """The flags that make a run what it is (`fakeapi replay` takes them too): the feature
-    gates, the seed, the components and the emulated nodes."""
-    parser.add_argument("--feature-gates", type=parse_feature_gates, default={},
-                        metavar="A=true,B=false",
-                        help="feature gates over the 1.37 defaults (kube-apiserver's syntax)")
+    gates, the served versions, the seed, the components and the emulated nodes."""
     parser.add_argument("--runtime-config", type=parse_runtime_config, default={},
                         action=MergeRuntimeConfig, metavar="group/version=true,...",
                         help="API group/versions to serve besides the defaults, or not to "
                              "serve (kube-apiserver's syntax: also api/all, api/ga, api/beta, "
                              "api/alpha and group/version/resource)")
+    add_plane_settings(parser)
+
+
+def add_plane_settings(parser: argparse.ArgumentParser) -> None:
+    """The flags of the components and the emulated nodes (`fakeapi emulate` takes these):
+    the feature gates, the seed, the components and the nodes."""
+    parser.add_argument("--feature-gates", type=parse_feature_gates, default={},
+                        metavar="A=true,B=false",
+                        help="feature gates over the 1.37 defaults (kube-apiserver's syntax)")
     parser.add_argument("--seed", type=int, help="deterministic names and UIDs")
     parser.add_argument(
         "--components", type=parse_components, default="*", metavar="LIST",
         help="components to run: '*' for all on by default, 'name' to enable, '-name' to "
-             "disable (kube-controller-manager's --controllers syntax); known: "
+             "disable (kube-controller-manager's --controllers syntax), 'none' for none; known: "
              + ", ".join(s.name for s in ALL_COMPONENTS))
     parser.add_argument("--nodes", type=parse_node_count, default=DEFAULT_NODES, metavar="N",
                         help=f"emulated nodes to register (default {DEFAULT_NODES})")
@@ -224,6 +230,14 @@ def recorded_settings(args: argparse.Namespace, emulator: EmulatorSettings) -> d
             "from": str(args.from_snapshot) if args.from_snapshot is not None else None}
 
 
+def emulator_settings(args: argparse.Namespace, state_dir: Path) -> EmulatorSettings:
+    """The node emulator's settings from `add_plane_settings`' flags."""
+    return EmulatorSettings(nodes=args.nodes, profile=args.node_profile,
+                            adopt_nodes=args.adopt_nodes, state_dir=state_dir,
+                            drivers=args.drivers or DRIVER_MODES[0],
+                            disabled_drivers=tuple(args.disabled_drivers or ()))
+
+
 def run(args: argparse.Namespace) -> int:
     """Serve until SIGINT/SIGTERM (on uvloop where it is installed)."""
     return run_main(args, serve)
@@ -266,10 +280,7 @@ async def serve(args: argparse.Namespace) -> int:
         cel.set_default_engine(args.cel_engine)
     process.tune()  # RSS follows the retained log; the collector runs less often
     state_dir = args.data_dir or make_temporary_state()
-    emulator = EmulatorSettings(nodes=args.nodes, profile=args.node_profile,
-                                adopt_nodes=args.adopt_nodes, state_dir=state_dir,
-                                drivers=args.drivers or DRIVER_MODES[0],
-                                disabled_drivers=tuple(args.disabled_drivers or ()))
+    emulator = emulator_settings(args, state_dir)
     config = ClusterConfig(data_dir=args.data_dir, feature_gates=args.feature_gates,
                            runtime_config=args.runtime_config, seed=args.seed,
                            watch_stall_timeout=args.watch_stall_timeout,

@@ -17,7 +17,7 @@ from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from aiohttp import web
 
-from fakeapi.client import Client
+from fakeapi.client import ApiClient
 from fakeapi.machinery.clock import Clock
 from fakeapi.machinery.features import FeatureGates, GateReader
 from fakeapi.runtime.informer import Informer, Informers, Obj, object_key
@@ -36,7 +36,7 @@ class ComponentContext:
     """What a component gets: its own API client, the shared informers, time, randomness."""
 
     name: str
-    client: Client
+    client: ApiClient
     informers: Informers
     clock: Clock
     random: random.Random
@@ -44,7 +44,7 @@ class ComponentContext:
     gates: GateReader = dataclasses.field(default_factory=FeatureGates)
     """The feature gates in effect (components behave as their upstream counterpart does
     under the same gates)."""
-    client_for: Callable[[str, str | None], Client] | None = None
+    client_for: Callable[[str, str | None], ApiClient] | None = None
     """`client_for(account, node)`: a client of another kube-system service account, bound
     to a node when one is named (the kubelet emulator acts for each node with its own
     identities); None where the composition root offers none."""

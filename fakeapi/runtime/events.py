@@ -14,7 +14,7 @@ import datetime as dt
 import logging
 from typing import Any
 
-from fakeapi.client import Client
+from fakeapi.client import ApiClient
 from fakeapi.machinery.clock import Clock
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.timestamps import rfc3339
@@ -45,7 +45,7 @@ def object_reference(obj: Obj, *, api_version: str = "", kind: str = "") -> Obj:
 class EventRecorder:
     """Writes Events as `component` (and `host`, for node agents) through its client."""
 
-    def __init__(self, *, client: Client, clock: Clock, component: str, host: str = "",
+    def __init__(self, *, client: ApiClient, clock: Clock, component: str, host: str = "",
                  instance: str = "") -> None:
         self.client = client
         self.clock = clock

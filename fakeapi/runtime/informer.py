@@ -5,6 +5,10 @@ one watch feeds one cache; each change is delivered to every registered handler 
 should only enqueue keys). A watch that falls out of the log's window (410 Expired) is
 resumed by a relist, which delivers the difference as ADDED/MODIFIED/DELETED so handlers
 never miss a change. Objects in the cache and in handler calls are shared and read-only.
+
+The client is any `fakeapi.client.ApiClient`: the in-process one, or a `RemoteClient` over
+HTTPS to any API server, whose watches carry bookmarks (they move the revision the next watch
+resumes from) and whose 410 answers come back as ERROR events.
 """
 
 from __future__ import annotations
@@ -15,9 +19,9 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from fakeapi.client import Client
+from fakeapi.client import ApiClient
 from fakeapi.machinery.errors import ApiError
-from fakeapi.machinery.watchtypes import ADDED, DELETED, MODIFIED
+from fakeapi.machinery.watchtypes import ADDED, BOOKMARK, DELETED, ERROR, MODIFIED
 
 Obj = dict[str, Any]
 Handler = Callable[[str, Obj, "Obj | None"], None]
@@ -121,7 +125,7 @@ class Cache:
 class Informer:
     """List+watch of one resource into a Cache, fanned out to handlers."""
 
-    def __init__(self, *, client: Client, resource: str) -> None:
+    def __init__(self, *, client: ApiClient, resource: str) -> None:
         self.client = client
         self.resource = resource
         self.cache = Cache()
@@ -171,13 +175,16 @@ class Informer:
         while True:
             async for type_, obj in self.client.watch(
                     self.resource, resource_version=str(self.revision), copy=False):
-                if type_ == "ERROR":
+                if type_ == ERROR:
                     if obj.get("code") == 410:
                         return
                     raise ApiError(int(obj.get("code") or 500), str(obj.get("reason", "")),
                                    str(obj.get("message", "")))
                 if type_ in (ADDED, MODIFIED, DELETED):
                     self._deliver(type_, obj)
+                elif type_ == BOOKMARK:  # caught up: a later watch resumes from here
+                    self.revision = max(self.revision,
+                                        int(obj["metadata"]["resourceVersion"]))
 
     def _deliver(self, type_: str, obj: Obj) -> None:
         old = self.cache.remove(obj) if type_ == DELETED else self.cache.put(obj)
@@ -221,7 +228,7 @@ class Informers:
     """The shared informer factory: one Informer per resource, started when first asked for
     once the factory runs."""
 
-    def __init__(self, *, client: Client) -> None:
+    def __init__(self, *, client: ApiClient) -> None:
         self.client = client
         self._informers: dict[str, Informer] = {}
         self._start: Callable[[Informer], None] | None = None

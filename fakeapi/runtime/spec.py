@@ -39,15 +39,22 @@ class ComponentSpec:
         return not all(gates.enabled(g) for g in self.required_gates)
 
 
+NONE = "none"
+"""The `--components` value that runs no component."""
+
+
 class ComponentSelectionError(ValueError):
     """A `--components` value that names unknown components."""
 
 
 def select(specs: Sequence[ComponentSpec], selection: str | Iterable[str]) -> list[ComponentSpec]:
     """The specs `selection` enables, in kube-controller-manager's `--controllers` syntax:
-    `*` turns on the default ones, `name` turns one on, `-name` turns one off."""
+    `*` turns on the default ones, `name` turns one on, `-name` turns one off; `none` alone
+    selects nothing (an API-only server)."""
     items = [s.strip() for s in (selection.split(",") if isinstance(selection, str)
                                  else selection) if s.strip()]
+    if items == [NONE]:
+        return []
     known = {s.name for s in specs}
     unknown = sorted({i.lstrip("-") for i in items if i != "*"} - known)
     if unknown:

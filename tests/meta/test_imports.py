@@ -34,7 +34,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "kube": ("root", "machinery"),
     "registry": ("root", *CORE_BELOW_REGISTRY),
     "client": ("root", *CORE_BELOW_REGISTRY, "registry"),
-    "remote_client": ("root", "machinery", "auth", "client", "kind table"),
+    "remote_client": ("root", "machinery", "auth", "kube", "client", "kind table"),
     "cluster": ("root", *CORE_BELOW_REGISTRY, "registry", "client"),
     "http": ("root", *CORE_BELOW_REGISTRY, "registry", "cluster"),
     "runtime": ("root", "machinery", "kube", "client"),
@@ -42,12 +42,15 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "catalog": ("root", "machinery", "runtime", "component"),
     "controlplane": ("root", *CORE_BELOW_REGISTRY, "registry", "client", "cluster", "runtime",
                      "component", "catalog"),
+    "emulation": ("root", "machinery", "auth", "client", "remote_client", "runtime",
+                  "component", "catalog", "kind table"),
     "replay": ("root", *CORE_BELOW_REGISTRY, "registry", "client", "cluster", "http",
                "runtime", "component", "catalog", "controlplane"),
     "testing": ("root", *CORE_BELOW_REGISTRY, "registry", "client", "remote_client", "cluster",
-                "http", "runtime", "component", "catalog", "controlplane", "replay"),
+                "http", "runtime", "component", "catalog", "controlplane", "emulation",
+                "replay"),
     "cli": ("root", *CORE_BELOW_REGISTRY, "registry", "client", "remote_client", "cluster",
-            "http", "runtime", "component", "catalog", "controlplane", "replay"),
+            "http", "runtime", "component", "catalog", "controlplane", "emulation", "replay"),
 }
 """What each layer may import. Components may import one module of the registry, the kind
 table, for the resource names they use (`kind table`)."""

@@ -1,5 +1,6 @@
-"""Child processes: a real `fakeapi serve`, reading a child's output line by line, and a
-command run with its stderr on a terminal (what a progress bar needs to show)."""
+"""Child processes: a real `fakeapi serve` and `fakeapi emulate`, reading a child's output
+line by line, and a command run with its stderr on a terminal (what a progress bar needs to
+show)."""
 
 from __future__ import annotations
 
@@ -57,25 +58,59 @@ class LineReader:
 
 
 @dataclasses.dataclass
-class ServerProcess:
-    """A running `fakeapi serve` child process."""
+class ChildProcess:
+    """A running fakeapi child process."""
 
     proc: subprocess.Popen[str]
-    url: str
-    kubeconfig: Path
-    data_dir: Path
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 10) -> int:
-        """Signal the server and wait for it to exit; returns the exit code."""
+        """Signal the process and wait for it to exit; returns the exit code."""
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
         return self.proc.wait(timeout)
 
 
+@dataclasses.dataclass
+class ServerProcess(ChildProcess):
+    """A running `fakeapi serve` child process."""
+
+    url: str
+    kubeconfig: Path
+    data_dir: Path
+
+
+@dataclasses.dataclass
+class EmulateProcess(ChildProcess):
+    """A running `fakeapi emulate` child process; its stderr is read as it comes."""
+
+    ready: str
+    """Its ready line."""
+    data_dir: Path
+    errors: LineReader
+
+
+def fakeapi_command(*args: str) -> list[str]:
+    """The argv of a `fakeapi` command run from the source tree."""
+    return [sys.executable, "-m", "fakeapi.cli", *args]
+
+
+def start_emulate(kubeconfig: Path, data_dir: Path, *extra: str) -> EmulateProcess:
+    """Start `fakeapi emulate` against a kubeconfig's server and wait for its ready line."""
+    proc = subprocess.Popen(fakeapi_command("emulate", "--kubeconfig", str(kubeconfig),
+                                            "--data-dir", str(data_dir), *extra),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    assert proc.stdout is not None and proc.stderr is not None
+    errors = LineReader(proc.stderr)
+    line = proc.stdout.readline()
+    if not line.startswith("fakeapi emulate ready against "):
+        proc.kill()
+        raise RuntimeError(f"emulate failed to start: {line}{errors.rest()}")
+    return EmulateProcess(proc, line.strip(), data_dir, errors)
+
+
 def start_server(data_dir: Path, *extra: str, http: bool = False) -> ServerProcess:
     """Start a server on a free loopback port and wait for its ready line."""
-    args = [sys.executable, "-m", "fakeapi.cli", "serve", "--port", "0", "--data-dir",
-            str(data_dir), *extra]
+    args = fakeapi_command("serve", "--port", "0", "--data-dir", str(data_dir), *extra)
     if http:
         args.append("--http")
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

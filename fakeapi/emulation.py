@@ -1,0 +1,174 @@
+"""The composition root of `fakeapi emulate`: the chosen components and emulated nodes in a
+process of their own, against any Kubernetes API server over HTTPS.
+
+The same components, informers and supervisor as the in-process control plane
+(`fakeapi.controlplane`), built by the same function (`runtime.assembly`), but every client is
+a `RemoteClient`. Who they act as (`IDENTITIES`):
+
+- `service-accounts`: each component impersonates its kube-system service account, the
+  kubelets and drivers bound to their node with the node-name extra, and the shared
+  informers act as `system:kube-controller-manager`: the identities the in-process plane
+  uses, so RBAC, managedFields and the log's actors are the same whether a component runs in
+  `fakeapi serve` or here. The kubeconfig's user needs the `impersonate` verb (fakeapi
+  serve's admin has it).
+- `kubeconfig`: everything acts as the kubeconfig's own user (a real cluster; the README
+  lists the ClusterRoles it needs).
+- `auto` (the default): `service-accounts` when the server is a fakeapi server (it serves
+  the emulator's API group), else `kubeconfig`.
+
+The singletons run under leader election (`runtime.leaderelection`, unless turned off), as
+upstream's binaries do: the scheduler holds the Lease kube-system/kube-scheduler as its own
+identity, the controllers kube-system/kube-controller-manager as the controller manager's.
+The kubelets are not elected: each process runs its shard's nodes.
+
+Imports: machinery, auth (identities), the clients, the runtime, the catalogue and the
+components' settings: the composition root beside `fakeapi.controlplane`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from fakeapi.auth.authn import (
+    MASTERS,
+    NODE_NAME_KEY,
+    service_account_groups,
+    service_account_username,
+)
+from fakeapi.auth.bootstrap import COMPONENT_NAMESPACE
+from fakeapi.catalog import all_components
+from fakeapi.client import ApiClient
+from fakeapi.machinery.clock import Clock, RealClock
+from fakeapi.machinery.errors import ApiError
+from fakeapi.machinery.features import FeatureGates
+from fakeapi.machinery.randomness import RandomSource
+from fakeapi.registry.kinds import NODES
+from fakeapi.remote_client import RemoteClient, Unreachable
+from fakeapi.runtime.assembly import build_components
+from fakeapi.runtime.informer import Informer, Informers
+from fakeapi.runtime.leaderelection import (
+    DEFAULT_TIMING,
+    LeaderElector,
+    LeaseTiming,
+    candidate_identity,
+)
+from fakeapi.runtime.spec import ComponentSpec, select
+from fakeapi.runtime.supervisor import Component, Health, Supervisor
+from kubelet_emu.settings import EmulatorSettings
+
+log = logging.getLogger(__name__)
+IDENTITIES = ("auto", "service-accounts", "kubeconfig")
+"""How an emulate process's components authenticate (see the module docstring)."""
+INFORMERS_USER = "system:kube-controller-manager"
+"""Who the shared informers list and watch as (the in-process plane's informers' user)."""
+EMULATOR_GROUP = "emulator.fakeapi.dev"
+"""The API group only a fakeapi server serves (how `auto` tells one)."""
+SCHEDULER_LEASE = "kube-scheduler"
+CONTROLLERS_LEASE = "kube-controller-manager"
+NOT_ELECTED = frozenset({"kubelet"})
+"""Components every process runs for its own nodes (no leader election)."""
+
+
+class StartError(Exception):
+    """The emulate process can't start against this server (the message says why)."""
+
+
+class EmulatedPlane:
+    """Components and emulated nodes against a remote API server; `start()`, `stop()`."""
+
+    def __init__(self, remote: RemoteClient, *, components: str | Iterable[str] = "*",
+                 emulator: EmulatorSettings | None = None, identities: str = "auto",
+                 feature_gates: dict[str, bool] | None = None, seed: int | None = None,
+                 clock: Clock | None = None, leader_elect: bool = True,
+                 lease_timing: LeaseTiming = DEFAULT_TIMING, identity: str = "") -> None:
+        if identities not in IDENTITIES:
+            raise ValueError(f"unknown identities {identities!r}: one of "
+                             + ", ".join(IDENTITIES))
+        self.remote = remote
+        self.identities = identities
+        self.clock = clock or RealClock()
+        self.gates = FeatureGates(feature_gates or {})
+        self.randomness = RandomSource(seed)
+        self.specs = select(all_components(emulator), components)
+        self.supervisor = Supervisor(clock=self.clock)
+        self.components: dict[str, Component] = {}
+        self.informers: Informers | None = None
+        self.leader_elect = leader_elect
+        self.lease_timing = lease_timing
+        self.identity = identity or candidate_identity()
+        """This process's holderIdentity in the Leases it campaigns for."""
+        self.electors: dict[str, LeaderElector] = {}
+        self._clients: dict[tuple[str, str | None], ApiClient] = {}
+
+    def _client_for(self, account: str, node: str | None) -> ApiClient:
+        """The client of a component's service account (bound to `node`), made once."""
+        if self.identities == "kubeconfig":
+            return self.remote
+        key = (account, node)
+        client = self._clients.get(key)
+        if client is None:
+            client = self._clients[key] = self.remote.impersonating(
+                service_account_username(COMPONENT_NAMESPACE, account),
+                service_account_groups(COMPONENT_NAMESPACE),
+                {NODE_NAME_KEY: (node,)} if node else None)
+        return client
+
+    async def start(self) -> None:
+        """Discover the server, check the identities can read, build and start everything;
+        `StartError` saying why when the server can't be reached or refuses."""
+        try:
+            served = await self.remote.discover()
+            if self.identities == "auto":
+                fakeapi = any(k.group == EMULATOR_GROUP for k in served)
+                self.identities = "service-accounts" if fakeapi else "kubeconfig"
+            informers_client: ApiClient = self.remote
+            if self.identities == "service-accounts":
+                informers_client = self.remote.impersonating(INFORMERS_USER, (MASTERS,))
+            await informers_client.list(NODES.resource_id, label_selector="none=none")
+        except Unreachable as e:
+            raise StartError(str(e)) from None
+        except ApiError as e:
+            raise StartError(f"the API server at {self.remote.server} refused "
+                             f"({e.code} {e.reason}): {e.message}") from None
+        self.informers = Informers(client=informers_client)
+        groups = {SCHEDULER_LEASE: [s for s in self.specs if s.name == "scheduler"],
+                  CONTROLLERS_LEASE: [s for s in self.specs if s.name != "scheduler"
+                                      and s.name not in NOT_ELECTED]}
+        free = [s for s in self.specs if s.name in NOT_ELECTED or not self.leader_elect]
+        for lease, specs in groups.items():
+            if not specs or not self.leader_elect:
+                continue
+            led = Supervisor(clock=self.clock)
+            self.components |= self._build(specs, led)
+            self.electors[lease] = LeaderElector(
+                client=self._client_for("kube-scheduler", None)
+                if lease == SCHEDULER_LEASE else informers_client,
+                clock=self.clock, name=lease, led=led, identity=self.identity,
+                timing=self.lease_timing)
+            self.supervisor.add(f"leader-election:{lease}", self.electors[lease])
+        self.components |= self._build(free, self.supervisor)
+        self.informers.start(self._start_informer)
+        self.supervisor.start()
+
+    def _build(self, specs: list[ComponentSpec], supervisor: Supervisor
+               ) -> dict[str, Component]:
+        assert self.informers is not None
+        return build_components(
+            specs, client_for=self._client_for, informers=self.informers, clock=self.clock,
+            gates=self.gates, random_for=self.randomness.for_component, supervisor=supervisor)
+
+    def _start_informer(self, informer: Informer) -> None:
+        self.supervisor.add(f"informer:{informer.resource}", informer)
+
+    async def stop(self) -> None:
+        """Stop every component and informer (the elected ones with their electors), then
+        close the connections."""
+        await self.supervisor.stop()
+        await self.remote.close()
+
+    def health(self) -> list[Health]:
+        """Readiness of every supervised component and informer, and of the elected
+        components that run here now."""
+        return [*self.supervisor.health(),
+                *(h for e in self.electors.values() if e.leading for h in e.led.health())]
