@@ -244,6 +244,8 @@ _EMULATOR: dict[str, list[Obj]] = {
         rule(READ, (_RESOURCE,), ("resourceclaims", "resourceslices", "deviceclasses")),
         rule(("delete", "deletecollection"), (_RESOURCE,), ("resourceslices",)),
         rule(READ, (_EMULATOR_GROUP,), ("devicefaults", "nodefaults")),
+        rule(("patch", "update"), (_EMULATOR_GROUP,), ("devicefaults/status",
+                                                       "nodefaults/status")),
         *_events(),
     ],
     "dra-kubelet-plugin": [

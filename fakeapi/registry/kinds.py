@@ -325,10 +325,12 @@ CLUSTER_ROLE_BINDINGS = _k(
 
 DEVICE_FAULTS = _k(
     EMULATOR, "v1alpha1", "DeviceFault", "devicefaults", False, categories=("faults",),
+    subresources=STATUS,
     strategy=DeviceFaultStrategy, columns=columns.DEVICE_FAULT,
     field_selectors=selectors.FAULT_FIELDS)
 NODE_FAULTS = _k(
     EMULATOR, "v1alpha1", "NodeFault", "nodefaults", False, categories=("faults",),
+    subresources=STATUS,
     strategy=NodeFaultStrategy, columns=columns.NODE_FAULT,
     field_selectors=selectors.FAULT_FIELDS)
 CLOCKS = _k(

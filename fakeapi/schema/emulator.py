@@ -44,9 +44,13 @@ def _type_meta(kind: str, what: str = "object") -> dict[str, Schema]:
             "kind": _s(f"Kind of the {what}.", enum=[kind])}
 
 
-def _kind(kind: str, description: str, part: str, ref: str, what: str) -> dict[str, Schema]:
-    """An object kind with one part (`spec` or `status`, of definition `ref`) and its List."""
+def _kind(kind: str, description: str, part: str, ref: str, what: str,
+          status: str = "") -> dict[str, Schema]:
+    """An object kind with one part (`spec` or `status`, of definition `ref`), a `status` of
+    definition `status` too when given, and its List."""
     gvk = {"group": GROUP, "version": VERSION}
+    also = ({"status": {"$ref": "#/$defs/" + PREFIX + status,
+                        "description": "What the emulator made of it."}} if status else {})
     return {
         PREFIX + kind: {
             "description": description,
@@ -55,6 +59,7 @@ def _kind(kind: str, description: str, part: str, ref: str, what: str) -> dict[s
                 "metadata": {"$ref": _META + "ObjectMeta",
                              "description": "Standard object metadata."},
                 part: {"$ref": "#/$defs/" + PREFIX + ref, "description": what},
+                **also,
             },
             **({"required": [part]} if part == "spec" else {}),
             "type": ["object", "null"],
@@ -82,7 +87,7 @@ DEFINITIONS: dict[str, Schema] = {
     **_kind("DeviceFault", "DeviceFault breaks one device of an emulated node: the driver "
             "reports it Unhealthy, or stops reporting it (the kubelet then marks it Unknown "
             "after its health check timeout). Deleting the fault heals the device.",
-            "spec", "DeviceFaultSpec", "What the DeviceFault does."),
+            "spec", "DeviceFaultSpec", "What the DeviceFault does.", status="FaultStatus"),
     PREFIX + "DeviceFaultSpec": {
         "description": "Which device breaks, and how.",
         "properties": {
@@ -101,7 +106,7 @@ DEFINITIONS: dict[str, Schema] = {
     **_kind("NodeFault", "NodeFault stops an emulated node's kubelet from heartbeating: no "
             "Lease renewals and no status, so the node lifecycle controller marks the node "
             "NotReady and taints it unreachable. Deleting the fault brings it back.",
-            "spec", "NodeFaultSpec", "What the NodeFault does."),
+            "spec", "NodeFaultSpec", "What the NodeFault does.", status="FaultStatus"),
     PREFIX + "NodeFaultSpec": {
         "description": "Which node fails, and how.",
         "properties": {
@@ -111,6 +116,18 @@ DEFINITIONS: dict[str, Schema] = {
             "durationSeconds": _DURATION,
         },
         "required": ["nodeName"],
+        "type": ["object", "null"],
+    },
+    PREFIX + "FaultStatus": {
+        "description": "Whether the fault is in force, as the kubelet of its node applies it.",
+        "properties": {
+            "conditions": {
+                "description": "Applied: True while the fault acts (reason Applied); False "
+                               "when it names no device of the emulator's fake drivers "
+                               "(NotApplied) or its duration is over (Expired).",
+                "items": {"$ref": _META + "Condition"}, "type": ["array", "null"],
+                "x-kubernetes-list-map-keys": ["type"], "x-kubernetes-list-type": "map"},
+        },
         "type": ["object", "null"],
     },
     **_kind("Clock", "Clock is the cluster's clock: one object, named cluster, that the server "

@@ -160,9 +160,10 @@ def test_a_fault_from_the_form_turns_the_cell_unhealthy_without_a_reload(
     assert "capacity:\n  memory=80Gi" in detail
     [fault] = json.loads(k("get", "devicefaults", "-o", "json"))["items"]
     assert fault["metadata"]["name"].startswith("ui-")
-    [created] = [json.loads(line) for line in k(
+    created, *status = [json.loads(line) for line in k(
         "get", "--raw", "/debug/fakeapi/log?kind=devicefaults&object=false").splitlines()]
     assert (created["actor"], created["verb"]) == ("admin", "create")  # the user's own write
+    assert {s["verb"] for s in status} <= {"patch/status"}  # the kubelet: Applied
     # the attacker-controlled message is text: shown as typed, and nothing ran
     shown = poll(lambda: text_of(page, "#faults"), until=lambda t: XSS in t,
                  what="the fault listed")

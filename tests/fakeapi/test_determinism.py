@@ -45,7 +45,8 @@ def test_the_script_does_what_it_says(reference: list[bytes]) -> None:
     assert {"system:serviceaccount:kube-system:kube-scheduler",
             "system:serviceaccount:kube-system:kubelet",
             "system:serviceaccount:kube-system:resource-claim-controller"} <= actors
-    assert [e["t"] for e in events if e["res"] == FAULTS] == ["ADDED", "DELETED"]
+    # the fault: created, its status (applied) written by the kubelet, deleted
+    assert [e["t"] for e in events if e["res"] == FAULTS] == ["ADDED", "MODIFIED", "DELETED"]
     unhealthy = [i for i, r in enumerate(reference) if b'"health":"Unhealthy"' in r]
     assert unhealthy, "the fault never showed in a pod's status"
     pod = (events[unhealthy[-1]]["res"], events[unhealthy[-1]]["ns"], events[unhealthy[-1]]["n"])

@@ -97,6 +97,50 @@ async def test_a_fault_on_no_fake_device_is_reported_not_ignored(
             "Warning", "FaultNotApplied", "typo")
         assert event["message"] == (f"{driver}/{device} is not a device of the emulator's fake "
                                     "drivers on node worker-0: a DeviceFault acts on those only")
+        [applied] = (await c.get(DEVICE_FAULTS, "typo"))["status"]["conditions"]
+        assert (applied["type"], applied["status"], applied["reason"], applied["message"]) == (
+            "Applied", "False", "NotApplied", event["message"])
+
+
+def applied(fault_: dict[str, Any]) -> tuple[str, str, str]:
+    [condition] = fault_["status"]["conditions"]
+    assert condition["type"] == "Applied"
+    return condition["status"], condition["reason"], condition["message"]
+
+
+@pytest.mark.parametrize(("kind", "body", "doing"), [
+    ("devicefaults", fault("ecc", message="ECC"),
+     f"{GPU}/gpu-2 on node worker-0 is reported Unhealthy: ECC"),
+    ("devicefaults", fault("quiet", mode="StopReporting"),
+     f"{GPU}/gpu-2 on node worker-0 is left out of its driver's health reports"),
+    ("nodefaults", {"apiVersion": "emulator.fakeapi.dev/v1alpha1", "kind": "NodeFault",
+                    "metadata": {"name": "down"}, "spec": {"nodeName": "worker-0"}},
+     "the kubelet of node worker-0 stops heartbeating"),
+], ids=["unhealthy", "stop reporting", "node"])
+async def test_a_fault_s_status_and_events_follow_it_from_applied_to_expired_and_healed(
+        tmp_path: Path, kind: str, body: dict[str, Any], doing: str) -> None:
+    async with emulated_plane(tmp_path, nodes=1, components="kubelet") as plane:
+        c = admin(plane)
+        await plane.settle()
+        resource = f"{kind}.emulator.fakeapi.dev"
+        name = body["metadata"]["name"]
+        await c.create(resource, {**body, "spec": {**body["spec"], "durationSeconds": 60}})
+        await plane.settle()
+        assert applied(await c.get(resource, name)) == ("True", "Applied", doing)
+        assert isinstance(plane.clock, VirtualClock)
+        await plane.clock.advance(61)
+        assert applied(await c.get(resource, name)) == ("False", "Expired",
+                                                        "its 60 s are over")
+        await c.delete(resource, name)
+        await plane.settle()
+        events = sorted((e for e in await c.list("events", "default")
+                         if e["involvedObject"]["name"] == name),
+                        key=lambda e: e["metadata"]["name"])
+        assert [(e["type"], e["reason"], e["message"], e["source"]["component"])
+                for e in events] == [
+            ("Normal", "FaultApplied", doing, "kubelet"),
+            ("Normal", "FaultExpired", "its 60 s are over", "kubelet"),
+            ("Normal", "FaultHealed", f"{body['kind']} {name} was deleted: healed", "kubelet")]
 
 
 async def test_a_silenced_device_turns_unknown_after_the_timeout(tmp_path: Path) -> None:
