@@ -101,6 +101,8 @@ _SCHEDULER = [
     rule(("create",), ("authorization.k8s.io",), ("subjectaccessreviews",)),
     rule(READ, (_SCHEDULING,), ("priorityclasses", "workloads", "podgroups")),
     rule(("patch", "update"), (_SCHEDULING,), ("podgroups/status",)),
+    rule(READ, ("storage.k8s.io",), ("storageclasses", "csinodes", "csidrivers",
+                                     "csistoragecapacities", "volumeattachments")),
     rule(READ, (_RESOURCE,), ("deviceclasses", "resourceslices", "devicetaintrules")),
     rule(("create", "delete", "patch", "update", *READ), (_RESOURCE,), ("resourceclaims",)),
     rule(("patch", "update"), (_RESOURCE,), ("resourceclaims/status",)),
