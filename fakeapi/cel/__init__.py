@@ -120,8 +120,11 @@ def compile_admission(expression: str, variables: tuple[str, ...], *,
 
 def evaluate_admission(program: AdmissionProgram, activation: dict[str, Any]) -> Any:
     """Evaluate an admission expression with plain JSON values; the plain result
-    (`CelEvalError` for a runtime error)."""
-    return plain(engines.load(program.engine).evaluate_admission(program, activation))
+    (`CelEvalError` for a runtime error, in cel-go's words without DRA's hint)."""
+    try:
+        return plain(engines.load(program.engine).evaluate_admission(program, activation))
+    except CelEvalError as e:
+        raise CelEvalError(str(e).removesuffix(NO_SUCH_KEY_HINT)) from None
 
 
 def default_engine() -> str:
