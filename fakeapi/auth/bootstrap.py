@@ -101,6 +101,8 @@ _SCHEDULER = [
     rule(("create",), ("authorization.k8s.io",), ("subjectaccessreviews",)),
     rule(READ, (_SCHEDULING,), ("priorityclasses", "workloads", "podgroups")),
     rule(("patch", "update"), (_SCHEDULING,), ("podgroups/status",)),
+    rule(READ, ("storage.k8s.io",), ("storageclasses", "csinodes", "csidrivers",
+                                     "csistoragecapacities", "volumeattachments")),
     rule(READ, (_RESOURCE,), ("deviceclasses", "resourceslices", "devicetaintrules")),
     rule(("create", "delete", "patch", "update", *READ), (_RESOURCE,), ("resourceclaims",)),
     rule(("patch", "update"), (_RESOURCE,), ("resourceclaims/status",)),
@@ -319,6 +321,9 @@ def _bootstrap() -> tuple[tuple[Obj, ...], tuple[Obj, ...]]:
             rule(("create",), ("authorization.k8s.io",), ("selfsubjectaccessreviews",
                                                           "selfsubjectrulesreviews")),
             rule(("create",), ("authentication.k8s.io",), ("selfsubjectreviews",))]),
+        _cluster_role("system:service-account-issuer-discovery", [rule(("get",), urls=(
+            "/.well-known/openid-configuration", "/.well-known/openid-configuration/",
+            "/openid/v1/jwks", "/openid/v1/jwks/"))]),
         _cluster_role("system:monitoring", [rule(("get",), urls=(
             "/metrics", "/metrics/slis", "/livez", "/readyz", "/healthz", "/livez/*",
             "/readyz/*", "/healthz/*"))]),
@@ -351,6 +356,9 @@ def _bootstrap() -> tuple[tuple[Obj, ...], tuple[Obj, ...]]:
                                _group("system:unauthenticated")]),
         _cluster_role_binding("system:monitoring", "system:monitoring",
                               [_group("system:monitoring")]),
+        _cluster_role_binding("system:service-account-issuer-discovery",
+                              "system:service-account-issuer-discovery",
+                              [_group("system:serviceaccounts")]),
         _cluster_role_binding("system:kube-scheduler", "system:kube-scheduler", [
             {"apiGroup": GROUP, "kind": "User", "name": "system:kube-scheduler"},
             _service_account("kube-scheduler")]),

@@ -94,6 +94,14 @@ class TokenIssuer:
             path.chmod(0o600)
         return cls(key, now=now, lookup=lookup)
 
+    def jwks(self) -> Obj:
+        """The public key as a JSON Web Key Set (`/openid/v1/jwks`), in go-jose's field
+        order as upstream serves it."""
+        numbers = self._public.public_numbers()
+        return {"keys": [{"use": "sig", "kty": "EC", "kid": self.key_id, "crv": "P-256",
+                          "alg": "ES256", "x": _b64(numbers.x.to_bytes(32, "big")),
+                          "y": _b64(numbers.y.to_bytes(32, "big"))}]}
+
     def issue(self, *, namespace: str, name: str, uid: str, audiences: list[str],
               expiration: int, jti: str, binding: Binding = Binding()) -> tuple[str, str]:
         """A signed token and its expirationTimestamp (RFC 3339)."""

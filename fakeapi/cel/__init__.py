@@ -37,6 +37,7 @@ from fakeapi.cel.model import (
     NO_SUCH_KEY_HINT,
     SELECTOR,
     STORED_FEATURES,
+    AdmissionProgram,
     CelError,
     CelEvalError,
     DeviceInput,
@@ -48,10 +49,11 @@ from fakeapi.cel.values import Semver, plain, type_name
 
 __all__ = [
     "DERIVED", "ENGINE", "ENGINES", "MAX_COST", "MAX_EXPRESSION_LENGTH", "NO_SUCH_KEY_HINT",
-    "SELECTOR",
+    "SELECTOR", "AdmissionProgram",
     "CelError", "CelEvalError", "DeviceInput", "EngineUnavailable", "Features", "Program",
-    "Semver", "available_engines", "cache", "compile", "default_engine", "device_input",
-    "estimate_cost", "evaluate", "matches", "set_default_engine",
+    "Semver", "available_engines", "cache", "compile", "compile_admission", "default_engine",
+    "device_input", "estimate_cost", "evaluate", "evaluate_admission", "matches",
+    "set_default_engine",
 ]
 
 ENGINE = engines.CEL_EXPR_PYTHON
@@ -100,6 +102,29 @@ def matches(program: Program, device: DeviceInput) -> bool:
         raise CelEvalError(f"CEL result of type {type_name(value)} could not be converted "
                            "to bool")
     return value
+
+
+def compile_admission(expression: str, variables: tuple[str, ...], *,
+                      engine: str | None = None) -> AdmissionProgram | list[CelError]:
+    """Compile an admission expression (upstream's k8s.io/apiserver plugin/cel environment:
+    the Kubernetes libraries over `variables`, each dynamically typed); an
+    `AdmissionProgram`, or the errors upstream reports (`compilation failed: ...`)."""
+    name = engine or engines.current()
+    key = ("admission", expression, variables, name)
+    result = cache.get(key)
+    if result is None:
+        result = engines.load(name).compile_admission(expression, variables)
+        cache.put(key, result)
+    return list(result) if isinstance(result, list) else result
+
+
+def evaluate_admission(program: AdmissionProgram, activation: dict[str, Any]) -> Any:
+    """Evaluate an admission expression with plain JSON values; the plain result
+    (`CelEvalError` for a runtime error, in cel-go's words without DRA's hint)."""
+    try:
+        return plain(engines.load(program.engine).evaluate_admission(program, activation))
+    except CelEvalError as e:
+        raise CelEvalError(str(e).removesuffix(NO_SUCH_KEY_HINT)) from None
 
 
 def default_engine() -> str:

@@ -22,7 +22,7 @@ import lark.exceptions
 from celpy import evaluation as ev
 from celpy.celparser import CELParseError, CELParser
 
-from fakeapi.cel import analysis
+from fakeapi.cel import analysis, model
 from fakeapi.cel.ast import CheckedAst, Node, walk
 from fakeapi.cel.library import (
     DRA_INCLUDES,
@@ -425,8 +425,8 @@ class _CelpyProgram:
         self.lock = threading.Lock()
 
 
-def compile_program(expression: str, purpose: str, features: Features) -> Program | list[CelError]:
-    """Parse and check statically; a Program or the errors."""
+def _converted(expression: str) -> tuple[Any, _Converter, CheckedAst] | list[CelError]:
+    """Parse and convert to the shared tree; (parse tree, converter, AST) or the errors."""
     try:
         tree = _parse(expression)
     except CELParseError as e:
@@ -439,16 +439,33 @@ def compile_program(expression: str, purpose: str, features: Features) -> Progra
     except (ValueError, AttributeError, IndexError) as e:
         return [CelError(f"compilation failed: {e}")]
     known = {n.id: t for n in walk(root) if (t := _static_type(n)) != "dyn"}
-    ast = CheckedAst(root, conv.positions, expression, known)
+    return tree, conv, CheckedAst(root, conv.positions, expression, known)
+
+
+def _issues(ast: CheckedAst, expression: str, issues: list[tuple[Node, str]]
+            ) -> list[CelError]:
+    """The issues in source order as one `compilation failed` error (none: no error)."""
+    if not issues:
+        return []
+    issues.sort(key=lambda i: ast.offset(i[0]))
+    return [CelError("compilation failed: " + "\n".join(
+        analysis.format_issue(ast, expression, n, m) for n, m in issues))]
+
+
+def compile_program(expression: str, purpose: str, features: Features) -> Program | list[CelError]:
+    """Parse and check statically; a Program or the errors."""
+    converted = _converted(expression)
+    if isinstance(converted, list):
+        return converted
+    tree, conv, ast = converted
+    root = ast.root
     fields = analysis.device_fields(features)
     functions = _functions(features)
-    issues = [*conv.unsupported, *analysis.field_issues(ast, fields),
-              *analysis.literal_issues(ast), *_undeclared(root, functions),
-              *_operand_mismatches(root)]
-    if issues:
-        issues.sort(key=lambda i: ast.offset(i[0]))
-        return [CelError("compilation failed: " + "\n".join(
-            analysis.format_issue(ast, expression, n, m) for n, m in issues))]
+    errors = _issues(ast, expression, [
+        *conv.unsupported, *analysis.field_issues(ast, fields), *analysis.literal_issues(ast),
+        *_undeclared(root, functions), *_operand_mismatches(root)])
+    if errors:
+        return errors
     return analysis.finish(ast, purpose=purpose, features=features,
                            output_type=_static_type(root), handle=_CelpyProgram(tree, features),
                            engine=NAME)
@@ -470,12 +487,13 @@ def _line_offset(expression: str, line: int, column: int) -> int:
     return starts[min(line, len(starts)) - 1] + column - 1
 
 
-def _undeclared(root: Node, functions: dict[str, Any]) -> Iterator[tuple[Node, str]]:
+def _undeclared(root: Node, functions: dict[str, Any], declared: tuple[str, ...] = ("device",)
+                ) -> Iterator[tuple[Node, str]]:
     """Same as cel-go's checker: unknown identifiers and functions don't compile."""
     known = set(functions) | set(_BUILTINS)
 
     def visit(node: Node, scope: frozenset[str]) -> Iterator[tuple[Node, str]]:
-        if node.kind == "ident" and node.name not in scope and node.name != "device":
+        if node.kind == "ident" and node.name not in scope and node.name not in declared:
             yield node, f"undeclared reference to '{node.name}' (in container '')"
         if node.kind == "call" and node.name not in known and not node.name.startswith("_") \
                 and node.name not in ("@in", "!_", "-_"):
@@ -571,16 +589,22 @@ def _operand_mismatches(root: Node) -> Iterator[tuple[Node, str]]:
 
 def evaluate(program: Program, device: DeviceInput) -> Any:
     """Evaluate for one device; plain Python with the value types of `fakeapi.cel.values`."""
-    compiled: _CelpyProgram = program._expr
+    return _evaluated(program._expr, {"device": _device(device)})
+
+
+def _evaluated(compiled: _CelpyProgram, activation: dict[str, Any]) -> Any:
+    """Run a compiled program on celpy values; the plain result, or `CelEvalError`."""
     with compiled.lock:
         try:
-            result = compiled.evaluator.evaluate({"device": _device(device)})
+            result = compiled.evaluator.evaluate(activation)
         except ev.CELEvalError as e:
             raise eval_error(_runtime_message(e)) from None
         except (RecursionError, ZeroDivisionError, OverflowError, TypeError) as e:
             raise eval_error(_runtime_message(ev.CELEvalError(str(e), type(e), ()))) from None
     if isinstance(result, _Optional):
         raise eval_error("optional values are not supported by the cel-python engine")
+    if isinstance(result, ev.CELEvalError):
+        raise eval_error(_runtime_message(result))
     return to_plain(result)
 
 
@@ -601,3 +625,28 @@ def _runtime_message(e: ev.CELEvalError) -> str:
         return "no such overload"
     return message
 
+
+
+# ----- the admission environment (ValidatingAdmissionPolicy) ---------------------------------
+
+
+def compile_admission(expression: str, variables: tuple[str, ...]
+                      ) -> model.AdmissionProgram | list[CelError]:
+    """Parse and check an expression over dynamically typed `variables` (unknown names and
+    functions don't compile; types are checked only where constants show them)."""
+    converted = _converted(expression)
+    if isinstance(converted, list):
+        return converted
+    tree, conv, ast = converted
+    errors = _issues(ast, expression, [
+        *conv.unsupported, *_undeclared(ast.root, _functions(model.DEFAULT_FEATURES), variables),
+        *_operand_mismatches(ast.root)])
+    if errors:
+        return errors
+    return model.AdmissionProgram(expression=expression, output_type=_static_type(ast.root),
+                                  engine=NAME, _expr=_CelpyProgram(tree, model.DEFAULT_FEATURES))
+
+
+def evaluate_admission(program: model.AdmissionProgram, activation: dict[str, Any]) -> Any:
+    """Evaluate with plain JSON values for the variables; the plain result."""
+    return _evaluated(program._expr, {k: to_cel(v) for k, v in activation.items()})

@@ -34,6 +34,7 @@ from fakeapi.cel.library import (
     pick,
 )
 from fakeapi.cel.model import (
+    AdmissionProgram,
     CelError,
     DeviceInput,
     Features,
@@ -410,3 +411,36 @@ def runtime_message(text: str) -> str:
         if pattern.match(text):
             return pattern.sub(replacement, text)
     return engine_message(text)
+
+
+# ----- the admission environment (ValidatingAdmissionPolicy) ---------------------------------
+
+
+@functools.lru_cache(maxsize=16)
+def _admission_env(variables: tuple[str, ...]) -> Any:
+    decls = [_declare(f) for f in KUBERNETES] + _format_constants()
+    return _cel.NewEnv(config=_cel.NewEnvConfigFromYaml(_EXTENSIONS),
+                       variables={name: _T.DYN for name in variables}, functions=decls)
+
+
+def compile_admission(expression: str, variables: tuple[str, ...]
+                      ) -> AdmissionProgram | list[CelError]:
+    """Parse and type-check an expression over dynamically typed `variables`."""
+    try:
+        with _lock:
+            expr = _admission_env(variables).compile(expression)
+    except RuntimeError as e:
+        return [CelError("compilation failed: " + engine_message(str(e)))]
+    return AdmissionProgram(expression=expression, engine=NAME, _expr=expr,
+                            output_type=_rename(_type_name(expr.return_type().name())))
+
+
+def evaluate_admission(program: AdmissionProgram, activation: dict[str, Any]) -> Any:
+    """Evaluate with plain JSON values for the variables; the plain result."""
+    try:
+        result = program._expr.eval(data={k: to_engine(v) for k, v in activation.items()})
+    except RuntimeError as e:
+        raise eval_error(runtime_message(str(e))) from None
+    if result.type() == _T.ERROR:
+        raise eval_error(runtime_message(str(result.value())))
+    return from_engine(result.plain_value())

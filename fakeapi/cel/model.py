@@ -72,6 +72,18 @@ class Program:
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
+class AdmissionProgram:
+    """A compiled admission expression (ValidatingAdmissionPolicy: validations, messages,
+    variables, match conditions) over dynamically typed variables."""
+
+    expression: str
+    output_type: str
+    """The checker's result type (`bool`, `string`, `dyn`, ...)."""
+    engine: str
+    _expr: Any = dataclasses.field(repr=False)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
 class DeviceInput:
     """The `device` variable for one device, built once and reused for every expression.
 

@@ -14,7 +14,7 @@ from aiohttp import web
 
 from fakeapi.auth import authn, authz
 from fakeapi.cluster import Cluster
-from fakeapi.http import loglist
+from fakeapi.http import loglist, oidc
 from fakeapi.http.options import USER, VERB
 from fakeapi.http.resources import MAX_BODY, Api
 from fakeapi.http.responses import error_response, not_found_path
@@ -81,6 +81,7 @@ def create_app(cluster: Cluster, *, authenticator: authn.Authenticator | None = 
     app.router.add_get("/version/", version)  # same as upstream (kr8s and VersionApi ask so)
     app.router.add_get("/metrics", metrics_handler(cluster, metrics))
     loglist.install(app, cluster)
+    oidc.install(app, cluster)
     assets.install(app)
     live, ready = health_handlers(cluster, checks)
     for path, handler in (("/livez", live), ("/healthz", ready), ("/readyz", ready)):

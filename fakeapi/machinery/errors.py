@@ -22,7 +22,8 @@ class Cause:
 
     def to_dict(self) -> dict[str, str]:
         """Wire form of the cause."""
-        d = {"reason": self.reason, "message": self.message}
+        d = {"reason": self.reason, "message": self.message} if self.reason else {
+            "message": self.message}
         if self.field:
             d["field"] = self.field
         return d

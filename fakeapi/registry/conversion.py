@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from fakeapi.machinery.jsonio import dumps
+from fakeapi.registry import hpa_conversion
 from fakeapi.registry.rest import Kind
 from fakeapi.schema.schemas import get_schemas
 
@@ -41,7 +42,7 @@ def to_storage(obj: Obj, kind: Kind) -> Obj:
     if kind.storage_version and obj.get("apiVersion") == kind.api_version:
         obj["apiVersion"] = storage_api_version(kind)
         for path, inward, _ in _rules(kind):
-            _rewrite_in(obj, path, inward)
+            obj = inward(obj) if not path else _rewrite_in(obj, path, inward)
     return obj
 
 
@@ -52,7 +53,7 @@ def to_served(obj: Obj, kind: Kind) -> Obj:
         return obj
     out = {**obj, "apiVersion": kind.api_version}
     for path, _, outward in _rules(kind):
-        _rewrite_in(out, path, outward)
+        out = outward(out) if not path else _rewrite_in(out, path, outward)
     return out
 
 
@@ -63,9 +64,9 @@ def raw_to_served(raw: bytes, kind: Kind) -> bytes:
     return dumps(to_served(orjson.loads(raw), kind))
 
 
-def _rewrite_in(obj: Obj, path: tuple[str, ...], rewrite: Rewrite) -> None:
+def _rewrite_in(obj: Obj, path: tuple[str, ...], rewrite: Rewrite) -> Obj:
     """Replace the value at `path` (a list: each of its objects) by its rewrite, copying the
-    dicts on the way down so that nothing `obj` shares is changed."""
+    dicts on the way down so that nothing `obj` shares is changed; `obj`."""
     head, rest = path[0], path[1:]
     value = obj.get(head)
     if rest:
@@ -76,6 +77,7 @@ def _rewrite_in(obj: Obj, path: tuple[str, ...], rewrite: Rewrite) -> None:
         obj[head] = [rewrite(v) if isinstance(v, dict) else v for v in value]
     elif isinstance(value, dict):
         obj[head] = rewrite(value)
+    return obj
 
 
 # ----- resource.k8s.io/v1beta1 (pkg/apis/resource/v1beta1/conversion.go) --------------------
@@ -149,9 +151,12 @@ _RULES: dict[tuple[str, str, str], tuple[tuple[tuple[str, ...], Rewrite, Rewrite
     ("resource.k8s.io", "v1beta1", "ResourceSlice"): (
         (("spec",), _slice_spec, _slice_spec),
         (("spec", "devices"), _device_to_v1, _device_to_v1beta1)),
+    ("autoscaling", "v1", "HorizontalPodAutoscaler"): (
+        ((), hpa_conversion.to_v2, hpa_conversion.to_v1),),
 }
 """Per served (group, version, kind): each path whose value differs from the stored
-version's, with its rewrite to the stored version and back (a list: each item)."""
+version's, with its rewrite to the stored version and back (a list: each item; the empty
+path: the whole object)."""
 
 
 def _rules(kind: Kind) -> tuple[tuple[tuple[str, ...], Rewrite, Rewrite], ...]:

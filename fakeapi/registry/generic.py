@@ -46,6 +46,7 @@ from fakeapi.registry import conversion, custom, custom_kinds
 from fakeapi.registry.context import RequestContext
 from fakeapi.registry.kinds import CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES, KindTable
 from fakeapi.registry.listing import ListResult, item_object, list_page
+from fakeapi.registry.policy_admission import AdmissionRequest, PolicyAdmission
 from fakeapi.registry.rest import (
     ActionStrategy,
     ConnectStrategy,
@@ -126,6 +127,9 @@ class Registry:
         self._subresources: dict[str, dict[str, SubresourceStrategy]] = {}
         for kind in kinds.stored:
             self._build_strategies(kind)
+        self.policies = PolicyAdmission(scan=self._scan, lookup=self._lookup,
+                                        kinds=lambda: self.kinds.kinds)
+        """ValidatingAdmissionPolicy enforcement, after every strategy's own admission."""
         self._structs: dict[str, tuple[tuple[str, Obj], ...]] = {}
         self._custom_schemas: dict[str, Obj] = {}
         if kinds.by_id(CUSTOM_RESOURCE_DEFINITIONS.resource_id) is not None:
@@ -291,6 +295,7 @@ class Registry:
             meta.pop("managedFields", None)
             self._track_fields(None, obj, served or kind, ctx, now)
         strategy.admit(obj, None, ctx)
+        warnings += self._admit_policies(served or kind, "CREATE", obj, None, ctx)
         return self._commit(ADDED, kind, obj, ctx, created=True, warnings=warnings)
 
     def update(self, kind: Kind, namespace: str, name: str, body: Any, ctx: RequestContext,
@@ -345,9 +350,29 @@ class Registry:
                             conversion.to_storage(patched, kind), ctx, subresource, warnings,
                             served=kind)
 
+    def _admit_policies(self, served: Kind, operation: str, obj: Obj | None, old: Obj | None,
+                        ctx: RequestContext, subresource: str = "") -> builtins.list[str]:
+        """The validating admission policies' verdict on a write, objects at the request's
+        version: their warnings, or the ApiError of a denial."""
+        meta = (obj or old or {}).get("metadata") or {}
+        return self.policies.admit(AdmissionRequest(
+            kind=served, operation=operation, namespace=meta.get("namespace") or "",
+            name=meta.get("name") or "", subresource=subresource,
+            obj=None if obj is None else conversion.to_served(obj, served),
+            old=None if old is None else conversion.to_served(old, served), ctx=ctx))
+
     def delete(self, kind: Kind, namespace: str, name: str, ctx: RequestContext,
                options: Obj | None = None) -> WriteResult:
-        """DELETE: marks objects with finalizers, removes the rest."""
+        """DELETE: marks objects with finalizers, removes the rest (after the validating
+        admission policies, whose warnings the answer carries)."""
+        current = self._current(kind, namespace, name)
+        warnings = self._admit_policies(kind, "DELETE", None, current.object, ctx)
+        result = self._delete(kind, namespace, name, ctx, options)
+        result.warnings = [*result.warnings, *warnings]
+        return result
+
+    def _delete(self, kind: Kind, namespace: str, name: str, ctx: RequestContext,
+                options: Obj | None) -> WriteResult:
         current = self._current(kind, namespace, name)
         obj = current.object
         options = options or {}
@@ -494,6 +519,8 @@ class Registry:
             if causes:
                 raise invalid(kind.kind, kind.group, name, causes)
             sub.admit(obj, old, ctx)
+            warnings = warnings + self._admit_policies(served or kind, "UPDATE", obj, old, ctx,
+                                                       subresource)
         else:
             kind.defaulter(obj)
             strategy.prepare_for_update(obj, old, ctx)
@@ -501,6 +528,7 @@ class Registry:
             if causes:
                 raise invalid(kind.kind, kind.group, name, causes)
             strategy.admit(obj, old, ctx)
+            warnings = warnings + self._admit_policies(served or kind, "UPDATE", obj, old, ctx)
         self._fill_structs(kind, obj)
         meta = obj["metadata"]
         for f in SERVER_META:

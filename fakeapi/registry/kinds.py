@@ -21,9 +21,14 @@ from fakeapi.machinery import names, selectors
 from fakeapi.machinery.features import FeatureGates, GateReader
 from fakeapi.machinery.runtimeconfig import RuntimeConfig
 from fakeapi.printers import columns
+from fakeapi.printers import platform as pc
 from fakeapi.printers import workloads as wc
 from fakeapi.registry import reviews
 from fakeapi.registry import workload_defaults as wd
+from fakeapi.registry.admissionregistration import (
+    PolicyBindingStrategy,
+    ValidatingAdmissionPolicyStrategy,
+)
 from fakeapi.registry.core import (
     NamespaceFinalizeStrategy,
     NamespaceStrategy,
@@ -109,6 +114,9 @@ BATCH = "batch"
 NETWORKING = "networking.k8s.io"
 APIEXTENSIONS = "apiextensions.k8s.io"
 CERTIFICATES = "certificates.k8s.io"
+ADMISSION = "admissionregistration.k8s.io"
+STORAGE = "storage.k8s.io"
+FLOWCONTROL = "flowcontrol.apiserver.k8s.io"
 STATUS = {"status": StatusStrategy}
 """The subresources of a kind with only the default `/status`."""
 SCALED = {"status": StatusStrategy, "scale": ScaleStrategy}
@@ -260,6 +268,61 @@ CERTIFICATE_SIGNING_REQUESTS = _k(
     has_generation=True, strategy=CertificateSigningRequestStrategy,
     columns=wc.CERTIFICATE_SIGNING_REQUEST, field_selectors=selectors.CSR_FIELDS)
 
+# ----- the platform groups charts and tools install objects of --------------------------------
+
+VALIDATING_WEBHOOK_CONFIGURATIONS = _k(
+    ADMISSION, "v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", False,
+    categories=("api-extensions",), columns=pc.WEBHOOK_CONFIGURATION)
+MUTATING_WEBHOOK_CONFIGURATIONS = _k(
+    ADMISSION, "v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", False,
+    categories=("api-extensions",), columns=pc.WEBHOOK_CONFIGURATION)
+VALIDATING_ADMISSION_POLICIES = _k(
+    ADMISSION, "v1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", False,
+    categories=("api-extensions",), subresources=STATUS,
+    strategy=ValidatingAdmissionPolicyStrategy, columns=pc.VALIDATING_ADMISSION_POLICY)
+VALIDATING_ADMISSION_POLICY_BINDINGS = _k(
+    ADMISSION, "v1", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings",
+    False, categories=("api-extensions",), strategy=PolicyBindingStrategy,
+    columns=pc.ADMISSION_POLICY_BINDING)
+# GA in 1.36 and on by default; stored, never enforced here (the README says so)
+MUTATING_ADMISSION_POLICIES = _k(
+    ADMISSION, "v1", "MutatingAdmissionPolicy", "mutatingadmissionpolicies", False,
+    categories=("api-extensions",), columns=pc.MUTATING_ADMISSION_POLICY)
+MUTATING_ADMISSION_POLICY_BINDINGS = _k(
+    ADMISSION, "v1", "MutatingAdmissionPolicyBinding", "mutatingadmissionpolicybindings",
+    False, categories=("api-extensions",), strategy=PolicyBindingStrategy,
+    columns=pc.ADMISSION_POLICY_BINDING)
+STORAGE_CLASSES = _k(
+    STORAGE, "v1", "StorageClass", "storageclasses", False, short_names=("sc",),
+    has_generation=False, columns=pc.STORAGE_CLASS)
+CSI_DRIVERS = _k(
+    STORAGE, "v1", "CSIDriver", "csidrivers", False, has_generation=False,
+    columns=pc.CSI_DRIVER)
+CSI_NODES = _k(
+    STORAGE, "v1", "CSINode", "csinodes", False, has_generation=False, columns=pc.CSI_NODE)
+VOLUME_ATTACHMENTS = _k(
+    STORAGE, "v1", "VolumeAttachment", "volumeattachments", False, subresources=STATUS,
+    has_generation=False, columns=pc.VOLUME_ATTACHMENT)
+CSI_STORAGE_CAPACITIES = _k(
+    STORAGE, "v1", "CSIStorageCapacity", "csistoragecapacities", True, has_generation=False,
+    columns=pc.CSI_STORAGE_CAPACITY)
+VOLUME_ATTRIBUTES_CLASSES = _k(
+    STORAGE, "v1", "VolumeAttributesClass", "volumeattributesclasses", False,
+    short_names=("vac",), has_generation=False, columns=pc.VOLUME_ATTRIBUTES_CLASS)
+RUNTIME_CLASSES = _k(
+    "node.k8s.io", "v1", "RuntimeClass", "runtimeclasses", False, has_generation=False,
+    columns=pc.RUNTIME_CLASS)
+FLOW_SCHEMAS = _k(
+    FLOWCONTROL, "v1", "FlowSchema", "flowschemas", False, subresources=STATUS,
+    columns=pc.FLOW_SCHEMA)
+PRIORITY_LEVEL_CONFIGURATIONS = _k(
+    FLOWCONTROL, "v1", "PriorityLevelConfiguration", "prioritylevelconfigurations", False,
+    subresources=STATUS, columns=pc.PRIORITY_LEVEL_CONFIGURATION)
+API_SERVICES = _k(
+    "apiregistration.k8s.io", "v1", "APIService", "apiservices", False,
+    categories=("api-extensions",), subresources=STATUS, has_generation=False,
+    columns=pc.API_SERVICE)
+
 # ----- DRA and scheduling ----------------------------------------------------------------------
 
 DEVICE_CLASSES = _k(
@@ -359,7 +422,13 @@ KINDS: tuple[Kind, ...] = (
     STATEFUL_SETS, DAEMON_SETS, CONTROLLER_REVISIONS, JOBS, CRON_JOBS,
     HORIZONTAL_POD_AUTOSCALERS, POD_DISRUPTION_BUDGETS, ENDPOINT_SLICES, INGRESSES,
     INGRESS_CLASSES, NETWORK_POLICIES, EVENTS_K8S_IO, CUSTOM_RESOURCE_DEFINITIONS,
-    CERTIFICATE_SIGNING_REQUESTS, DEVICE_CLASSES, RESOURCE_CLAIMS, RESOURCE_CLAIM_TEMPLATES,
+    CERTIFICATE_SIGNING_REQUESTS, VALIDATING_WEBHOOK_CONFIGURATIONS,
+    MUTATING_WEBHOOK_CONFIGURATIONS, VALIDATING_ADMISSION_POLICIES,
+    VALIDATING_ADMISSION_POLICY_BINDINGS, MUTATING_ADMISSION_POLICIES,
+    MUTATING_ADMISSION_POLICY_BINDINGS, STORAGE_CLASSES, CSI_DRIVERS, CSI_NODES,
+    VOLUME_ATTACHMENTS, CSI_STORAGE_CAPACITIES, VOLUME_ATTRIBUTES_CLASSES, RUNTIME_CLASSES,
+    FLOW_SCHEMAS, PRIORITY_LEVEL_CONFIGURATIONS, API_SERVICES, DEVICE_CLASSES, RESOURCE_CLAIMS,
+    RESOURCE_CLAIM_TEMPLATES,
     RESOURCE_SLICES, DEVICE_TAINT_RULES, RESOURCE_POOL_STATUS_REQUESTS, POD_GROUPS, WORKLOADS,
     PRIORITY_CLASSES, ROLES, CLUSTER_ROLES, ROLE_BINDINGS, CLUSTER_ROLE_BINDINGS, DEVICE_FAULTS,
     NODE_FAULTS, CLOCKS, SELF_SUBJECT_REVIEWS, TOKEN_REVIEWS, LOCAL_SUBJECT_ACCESS_REVIEWS,
@@ -372,6 +441,10 @@ def _also_at(row: Kind, version: str) -> Kind:
     """The row served at another version of its group, its objects stored at the row's."""
     return dataclasses.replace(row, version=version, storage_version=row.version)
 
+
+ON_BY_DEFAULT: tuple[Kind, ...] = (_also_at(HORIZONTAL_POD_AUTOSCALERS, "v1"),)
+"""Other versions of stored kinds a 1.37 kube-apiserver serves by default: autoscaling/v1
+HorizontalPodAutoscalers, stored at v2 and converted (`fakeapi.registry.hpa_conversion`)."""
 
 _DRA_KINDS = (DEVICE_CLASSES, RESOURCE_CLAIMS, RESOURCE_CLAIM_TEMPLATES, RESOURCE_SLICES)
 OFF_BY_DEFAULT: tuple[Kind, ...] = (
@@ -446,13 +519,14 @@ def served_kinds(gates: GateReader | Mapping[str, bool] | None = None,
     Without gates: every row of `KINDS`, as docs and schema tests want the whole table.
     """
     if gates is None:
-        return KindTable(KINDS)
+        return KindTable((*KINDS, *ON_BY_DEFAULT))
     reader = FeatureGates(gates) if isinstance(gates, Mapping) else gates
-    rows = [k for k in (*KINDS, *OFF_BY_DEFAULT)
+    rows = [k for k in (*KINDS, *ON_BY_DEFAULT, *OFF_BY_DEFAULT)
             if not k.feature_gate or reader.enabled(k.feature_gate)]
     defaults: dict[tuple[str, str], bool] = {}
     for k in rows:
-        defaults[k.group_version] = defaults.get(k.group_version, False) or not k.storage_version
+        defaults[k.group_version] = (defaults.get(k.group_version, False)
+                                     or not k.storage_version or k in ON_BY_DEFAULT)
     versions, resources = (runtime or RuntimeConfig()).resolve(registered_versions(), defaults)
     served = [k for k in rows if versions[k.group_version]
               and resources.get((k.group, k.version, k.plural), True)]

@@ -198,7 +198,7 @@ def test_unserved_group_versions(group: str, version: str) -> None:
 
 def test_unserved_groups() -> None:
     assert discovery.api_group(KINDS, "") is None
-    assert discovery.api_group(KINDS, "storage.k8s.io") is None
+    assert discovery.api_group(KINDS, "storagemigration.k8s.io") is None  # not served
 
 
 def test_api_versions_and_group_list_parse_as_upstream_types() -> None:
@@ -549,7 +549,7 @@ def test_cache_headers(query_hash: str | None, cache_control: str) -> None:
 
 
 def test_serve_unknown_and_index() -> None:
-    assert openapi.serve_document(KINDS, "/openapi/v3/apis/storage.k8s.io/v1") is None
+    assert openapi.serve_document(KINDS, "/openapi/v3/apis/storagemigration.k8s.io/v1beta1") is None
     assert openapi.serve_document(KINDS, "/openapi/v3/version") is None
     index = openapi.serve_index(KINDS)
     assert index.status == 200 and index.headers["Content-Type"] == "application/json"

@@ -55,7 +55,7 @@ SERVED = [
     ("resource.k8s.io/v1alpha3=true", V1),  # registered, not served here: nothing to switch
     # kind-cluster-config.yaml's resource.k8s.io entry and the device-taint READMEs' flag
     ("resource.k8s.io/v1beta1=true,resource.k8s.io/v1beta2=true", sorted(V1 + V1BETA1 + V1BETA2)),
-    ("storage.k8s.io/v1=false", V1),  # a group this server doesn't know is skipped
+    ("storagemigration.k8s.io/v1beta1=false", V1),  # a group this server doesn't know is skipped
     ("resource.k8s.io/v1=false,resource.k8s.io/v1beta2=true", V1BETA2 + [V1[-1]]),
     ("api/ga=false", []),
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import shutil
 import subprocess
@@ -84,6 +85,7 @@ def token_kubectl(admin: Kubectl, token: str) -> Kubectl:
     cfg = yaml.safe_load(admin.kubeconfig.read_text())
     cfg["users"] = [{"name": "token-user", "user": {"token": token}}]
     cfg["contexts"][0]["context"]["user"] = "token-user"
-    path = admin.kubeconfig.parent / f"kubeconfig-{token}"
+    # named for the token's digest: a service-account JWT is longer than a file name may be
+    path = admin.kubeconfig.parent / f"kubeconfig-{hashlib.sha256(token.encode()).hexdigest()[:16]}"
     path.write_text(yaml.safe_dump(cfg))
     return Kubectl(admin.binary, path)
