@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
+from fakeapi.machinery import names
 from fakeapi.machinery.errors import Cause, bad_request, conflict, field_required, forbidden
 from fakeapi.machinery.timestamps import rfc3339
 from fakeapi.registry.context import RequestContext
@@ -90,6 +92,9 @@ class PodStrategy(Strategy):
         spec.setdefault("schedulerName", "default-scheduler")
         account = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
         spec["serviceAccountName"] = spec["serviceAccount"] = account
+        found = self.env.lookup("serviceaccounts", obj["metadata"].get("namespace", ""), account)
+        if automounts(spec, found):
+            mount_api_access(spec, obj["metadata"].get("uid", ""))
         self._admit_priority(obj["metadata"].get("name", ""), spec)
         spec["tolerations"] = default_tolerations(spec.get("tolerations"))
 
@@ -171,6 +176,48 @@ class PodBindingStrategy(CreateSubresourceStrategy):
             return assign_pod(current, body, rfc3339(self.env.now()))
         except ValueError as e:
             raise conflict("pods/binding", "", name, str(e)) from None
+
+
+TOKEN_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
+"""Where upstream's ServiceAccount admission mounts the API access volume."""
+TOKEN_EXPIRATION_SECONDS = 3607
+"""The projected token's lifetime upstream's admission asks for (an hour and 7 s)."""
+
+
+def automounts(spec: Obj, account: Obj | None) -> bool:
+    """Same as upstream: the pod's automountServiceAccountToken, else its ServiceAccount's,
+    else true."""
+    if spec.get("automountServiceAccountToken") is not None:
+        return bool(spec["automountServiceAccountToken"])
+    if account is not None and account.get("automountServiceAccountToken") is not None:
+        return bool(account["automountServiceAccountToken"])
+    return True
+
+
+def mount_api_access(spec: Obj, uid: str) -> None:
+    """Same as upstream's ServiceAccount admission: a projected `kube-api-access-XXXXX` volume
+    (the token, the cluster's CA bundle, the namespace), mounted read-only into every
+    container and init container that has nothing at its path yet. Its suffix is drawn
+    from the pod's uid, so a seeded run names it the same."""
+    containers = [c for key in ("initContainers", "containers") for c in spec.get(key) or []
+                  if isinstance(c, dict)]
+    needing = [c for c in containers if not any(
+        isinstance(m, dict) and m.get("mountPath") == TOKEN_MOUNT_PATH
+        for m in c.get("volumeMounts") or [])]
+    if not needing:
+        return
+    name = "kube-api-access-" + names.random_suffix(random.Random(uid))
+    volumes = spec.get("volumes")
+    spec["volumes"] = [*(volumes if isinstance(volumes, list) else []), {"name": name, "projected": {"defaultMode": 420, "sources": [
+        {"serviceAccountToken": {"expirationSeconds": TOKEN_EXPIRATION_SECONDS,
+                                 "path": "token"}},
+        {"configMap": {"name": "kube-root-ca.crt",
+                       "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+        {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {
+            "apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}]}}]
+    for c in needing:
+        c["volumeMounts"] = [*(c.get("volumeMounts") or []), {
+            "name": name, "readOnly": True, "mountPath": TOKEN_MOUNT_PATH}]
 
 
 PRIORITY_CLASSES = "priorityclasses.scheduling.k8s.io"
