@@ -18,7 +18,7 @@ from aiohttp import web
 
 from fakeapi.auth import authn
 from fakeapi.cluster import Cluster
-from fakeapi.http import discovery, partial, podstreams, protobuf, protobuf_out, tables
+from fakeapi.http import compression, discovery, partial, podstreams, protobuf, protobuf_out, tables
 from fakeapi.http import watch as watch_http
 from fakeapi.http.options import (
     USER,
@@ -144,7 +144,10 @@ class Api:
         return Target(kind=kind, namespace=namespace, name=name, subresource=sub)
 
     async def dispatch(self, request: web.Request) -> web.StreamResponse:
-        """The catch-all handler for /api and /apis."""
+        """The catch-all handler for /api and /apis (answers gzipped as upstream's are)."""
+        return compression.compress(request, await self._answer_of(request))
+
+    async def _answer_of(self, request: web.Request) -> web.StreamResponse:
         try:
             return await self._dispatch(request)
         except ApiError as e:
