@@ -308,7 +308,9 @@ class SchedulerCache:
         """The pod's shape: everything of the pod a node's verdict depends on (pods of one
         shape share verdicts in the equivalence cache)."""
         return b"\0".join([
-            placement, orjson.dumps(sorted((k, str(v)) for k, v in requests.items())),
+            # hex: exact for any size (decimal text of a 5,000-digit value is refused)
+            placement, orjson.dumps(sorted((k, f"{v.numerator:x}/{v.denominator:x}")
+                                           for k, v in requests.items())),
             *(self.spec(c) for c in to_allocate),
             orjson.dumps([c.claim["status"]["allocation"].get("nodeSelector")
                           for c in claims if c.allocated], option=orjson.OPT_SORT_KEYS),

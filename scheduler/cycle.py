@@ -155,8 +155,8 @@ class SchedulingCycle:
         placement = placement_key(pod)
         want = feasible_nodes_to_find(total)
         ranked = any(_subrequest_indexes(c.claim) for c in to_allocate)
-        wants = (float(requests.get(CPU) or DEFAULT_CPU),
-                 float(requests.get(MEMORY) or DEFAULT_MEMORY))
+        wants = (_score_value(requests.get(CPU) or DEFAULT_CPU),
+                 _score_value(requests.get(MEMORY) or DEFAULT_MEMORY))
         verdicts: dict[str, Verdict] | None = None
         if not backed:  # a special claim is the pod's own: its verdicts can't be shared
             verdicts = self.cache.equivalence.use(self.cache.verdict_shape(
@@ -374,8 +374,8 @@ class SchedulingCycle:
             total = cap.get(name)
             if not total:
                 continue
-            total_f = float(total)
-            free = total_f - float(used.get(name, 0)) - want
+            total_f = _score_value(total)
+            free = total_f - _score_value(used.get(name, 0)) - want
             score += max(0.0, free) * 100 / total_f
             weight += 1
         return score / weight if weight else 0.0
@@ -479,3 +479,12 @@ def _subrequest_indexes(claim: Obj) -> dict[str, int]:
         for i, sub in enumerate(req.get("firstAvailable") or ()):
             out[f"{req.get('name', '')}/{sub.get('name', '')}"] = i
     return out
+
+
+_INT64_MAX = 2**63 - 1
+
+
+def _score_value(value: Any) -> float:
+    """A quantity as the score's arithmetic takes it: capped at int64's range, as upstream's
+    scores work on int64 values (`cpu: 1e999` fits no node, and never overflows a float)."""
+    return float(min(max(value, -_INT64_MAX), _INT64_MAX))

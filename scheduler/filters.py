@@ -38,10 +38,9 @@ class Rejection:
 
 
 def _quantity(value: Any) -> Fraction:
-    try:
-        return parse_quantity(str(value))
-    except ValueError:
-        return Fraction(0)
+    """A stored quantity's value (validation admitted it, so it parses: a failure is a bug to
+    see, never a request of zero)."""
+    return parse_quantity(str(value))
 
 
 def _container_requests(container: Obj) -> Resources:

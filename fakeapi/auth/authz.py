@@ -171,19 +171,26 @@ IMPERSONATE_EXTRA = "impersonate-extra-"
 AUTHENTICATION_GROUP = "authentication.k8s.io"
 
 
+def _go_text(value: str) -> str:
+    """A header value as Go's JSON writes the string it holds: bytes that are not UTF-8 (which
+    aiohttp keeps as surrogate escapes) become U+FFFD, so no answer fails to encode them."""
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def _header_values(headers: Any, name: str) -> list[str]:
     getall = getattr(headers, "getall", None)
     if getall is not None:
-        return list(getall(name, []))
+        return [_go_text(v) for v in getall(name, [])]
     value = headers.get(name)
-    return [value] if value is not None else []
+    return [_go_text(value)] if value is not None else []
 
 
 def _extras(headers: Any) -> dict[str, list[str]]:
     extras: dict[str, list[str]] = {}
     for key, value in headers.items():
         if key[:1] in "Ii" and key.lower().startswith(IMPERSONATE_EXTRA):
-            extras.setdefault(unquote(key[len(IMPERSONATE_EXTRA):].lower()), []).append(value)
+            extras.setdefault(unquote(key[len(IMPERSONATE_EXTRA):].lower()), []).append(
+                _go_text(value))
     return extras
 
 

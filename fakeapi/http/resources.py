@@ -18,7 +18,7 @@ from aiohttp import web
 
 from fakeapi.auth import authn
 from fakeapi.cluster import Cluster
-from fakeapi.http import discovery, partial, podstreams, protobuf, tables
+from fakeapi.http import compression, discovery, partial, podstreams, protobuf, protobuf_out, tables
 from fakeapi.http import watch as watch_http
 from fakeapi.http.options import (
     USER,
@@ -35,6 +35,7 @@ from fakeapi.http.options import (
 from fakeapi.http.responses import (
     JSON_TYPE,
     created_status,
+    encoded_response,
     error_response,
     json_response,
     not_found_path,
@@ -143,7 +144,10 @@ class Api:
         return Target(kind=kind, namespace=namespace, name=name, subresource=sub)
 
     async def dispatch(self, request: web.Request) -> web.StreamResponse:
-        """The catch-all handler for /api and /apis."""
+        """The catch-all handler for /api and /apis (answers gzipped as upstream's are)."""
+        return compression.compress(request, await self._answer_of(request))
+
+    async def _answer_of(self, request: web.Request) -> web.StreamResponse:
         try:
             return await self._dispatch(request)
         except ApiError as e:
@@ -248,24 +252,29 @@ class Api:
 
     def get(self, request: web.Request, t: Target) -> web.Response:
         """GET an object (or its status, or a view such as its scale), as the object, a
-        Table or PartialObjectMetadata."""
-        form = partial.negotiate(request.headers.get("Accept"))
+        Table or PartialObjectMetadata, in the media type the Accept header negotiates."""
+        view = self.registry.view(t.kind, t.subresource) if t.subresource else None
+        form = partial.negotiate(request.headers.get("Accept"),
+                                 protobuf=view is None and _protobuf_kind(t.kind))
         partial.check(form, t.kind.kind, is_list=False)
         event = self.registry.get(t.kind, t.namespace or "", t.name)
-        view = self.registry.view(t.kind, t.subresource) if t.subresource else None
         if view is not None:
-            return json_response(view.view(event.object))
+            return encoded_response(dumps(view.view(event.object)), form.media)
         if form.partial:
-            return raw_response(partial.encode_object(event.object, form))
+            obj = partial.partial_object(event.object, form)
+            return _answer(form, dumps(obj), lambda: protobuf_out.encode_partial(obj))
         if form.as_kind:
-            return json_response(self._table(request, t.kind, [event.object], None))
-        return raw_response(raw_to_served(event.raw, t.kind))
+            return encoded_response(dumps(self._table(request, t.kind, [event.object], None)),
+                                    form.media)
+        raw = raw_to_served(event.raw, t.kind)
+        return _answer(form, raw, lambda: protobuf_out.encode_object(
+            orjson.loads(raw), _message(t.kind)))
 
     def list(self, request: web.Request, t: Target) -> web.Response:
         """LIST with selectors and limit/continue pagination."""
         q = request.query
         check_list_options(q, watch=False)
-        form = partial.negotiate(request.headers.get("Accept"))
+        form = partial.negotiate(request.headers.get("Accept"), protobuf=_protobuf_kind(t.kind))
         partial.check(form, t.kind.kind, is_list=True)
         limit = number_param(q, "limit", int, 0)
         page = self.registry.list(
@@ -273,14 +282,15 @@ class Api:
             continue_token=q.get("continue", ""), resource_version=q.get("resourceVersion", ""),
             resource_version_match=q.get("resourceVersionMatch", ""))
         if form.partial:
-            return raw_response(partial.encode_list([item_object(i) for i in page.items],
-                                                    _list_meta(page), form))
+            doc = partial.partial_list([item_object(i) for i in page.items], _list_meta(page),
+                                       form)
+            return _answer(form, dumps(doc), lambda: protobuf_out.encode_partial_list(doc))
         if form.as_kind:
-            return json_response(self._table(request, t.kind,
-                                             [item_object(i) for i in page.items], page))
-        return raw_response(self._encode_list(t.kind, _list_meta(page),
-                                              [raw_to_served(item_raw(i), t.kind)
-                                               for i in page.items]))
+            return encoded_response(dumps(self._table(
+                request, t.kind, [item_object(i) for i in page.items], page)), form.media)
+        raw = self._encode_list(t.kind, _list_meta(page),
+                                [raw_to_served(item_raw(i), t.kind) for i in page.items])
+        return _answer(form, raw, lambda: _protobuf_list(t.kind, raw))
 
     @staticmethod
     def _encode_list(kind: Kind, meta: dict[str, Any], items: builtins.list[bytes]) -> bytes:
@@ -305,7 +315,7 @@ class Api:
         """A chunked watch stream from a revision (or from current state)."""
         q = request.query
         check_list_options(q, watch=True)
-        form = partial.negotiate(request.headers.get("Accept"))
+        form = partial.negotiate(request.headers.get("Accept"), watch=True)
         partial.check(form, t.kind.kind, is_list=False)
         timeout = float(number_param(q, "timeoutSeconds", int, 1800))  # int64 upstream
         predicate = selection(q, t.kind, t.name)  # a legacy /watch/.../NAME: one object
@@ -547,6 +557,37 @@ async def _read_body(request: web.Request) -> bytes:
         chunks.append(chunk)
         size += len(chunk)
     return b"".join(chunks)
+
+
+def _protobuf_kind(kind: Kind) -> bool:
+    """Whether the protobuf tables hold the kind's message (CRs never: upstream's 406)."""
+    return protobuf_out.message_of(kind.api_version, kind.kind) is not None
+
+
+def _message(kind: Kind) -> str:
+    message = protobuf_out.message_of(kind.api_version, kind.kind)
+    assert message is not None  # negotiated only for kinds the tables hold
+    return message
+
+
+def _protobuf_list(kind: Kind, raw: bytes) -> bytes:
+    doc = orjson.loads(raw)
+    return protobuf_out.encode_list(doc["apiVersion"], doc["kind"], doc["metadata"],
+                                    doc["items"], _message(kind))
+
+
+def _answer(form: partial.Form, body: bytes, as_protobuf: Callable[[], bytes]) -> web.Response:
+    """The answer in the negotiated media type: `body` (JSON) or YAML of it, or the protobuf
+    `as_protobuf` writes; an object with a field the protobuf tables lack is 406, never sent
+    with the field left out."""
+    if form.media != protobuf.CONTENT_TYPE:
+        return encoded_response(body, form.media)
+    try:
+        return encoded_response(as_protobuf(), form.media)
+    except protobuf_out.Unencodable as e:
+        log.warning("cannot answer in protobuf: %s", e)
+        raise ApiError(406, "NotAcceptable", "only the following media types are accepted: "
+                       f"{partial.JSON}, {partial.YAML}") from None
 
 
 def _list_meta(page: ListResult) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from fakeapi.auth import authn
 from fakeapi.auth.kubeconfig import write_kubeconfig
 from fakeapi.auth.tls import Pki, ensure_pki, identity_from_peercert, server_ssl_context
 from fakeapi.cluster import Cluster
+from fakeapi.http import compression
 from fakeapi.http.app import Route, create_app
 from fakeapi.http.system import Checks
 
@@ -70,7 +71,8 @@ async def listen(cluster: Cluster, *, host: str, port: int, pki_dir: Path | None
                                             service_accounts=cluster.tokens.authenticate)
     app = create_app(cluster, authenticator=authenticator, checks=checks, metrics=metrics,
                      routes=routes)
-    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=2)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=2,
+                           **compression.SERVER_SETTINGS)
     await runner.setup()
     site = web.TCPSite(runner, host, port, ssl_context=ssl_context, backlog=1024)
     await site.start()

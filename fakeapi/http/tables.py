@@ -109,7 +109,7 @@ def parse_include_object(value: str | None) -> str:
     return value
 
 
-def _media_ranges(accept: str) -> list[tuple[str, dict[str, str]]]:
+def media_ranges(accept: str) -> list[tuple[str, dict[str, str]]]:
     """(type/subtype, params) of each media range with q > 0, highest q first, stable."""
     ranges = []
     for clause in accept.split(","):
@@ -136,7 +136,7 @@ def first_servable(accept: str | None, forms: Mapping[str, tuple[str, ...]]
     """(`as` kind, version) of the first JSON media range of `accept` (by q, then order) that
     asks for the object itself, ("", ""), or for one of the meta.k8s.io `forms` (as kind →
     served versions); None when no range can be served."""
-    for media, params in _media_ranges(accept or ""):
+    for media, params in media_ranges(accept or ""):
         if media not in _JSON_RANGES:
             continue
         as_kind = params.get("as")

@@ -57,6 +57,22 @@ def quantity_error(text: str) -> str | None:
     return SUFFIX_WRONG
 
 
+_CHUNK = 4000
+"""Digits converted at a time (Python refuses int() of more than 4300 digits at once)."""
+
+
+def _digits(text: str) -> int:
+    """The integer a run of decimal digits spells, however long (upstream's inf.Dec reads
+    any length: a 5,000-digit value is that value, never an error or zero)."""
+    if len(text) <= _CHUNK:
+        return int(text or "0")
+    value = 0
+    for start in range(0, len(text), _CHUNK):
+        chunk = text[start:start + _CHUNK]
+        value = value * 10 ** len(chunk) + int(chunk)
+    return value
+
+
 def _scan(text: str) -> tuple[Fraction, str]:
     """The exact value and the format of a quantity string; ValueError if it is not one."""
     if not isinstance(text, str) or not text:
@@ -66,7 +82,7 @@ def _scan(text: str) -> tuple[Fraction, str]:
         raise ValueError(FORMAT_WRONG)
     sign, whole, fraction, suffix = m.groups()
     fraction = fraction or ""
-    value = Fraction(int(whole + fraction or "0"), 10 ** len(fraction))
+    value = Fraction(_digits(whole + fraction), 10 ** len(fraction))
     fmt = DECIMAL_SI
     if suffix in _DECIMAL:
         value *= _DECIMAL[suffix]

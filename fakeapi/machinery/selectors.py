@@ -511,7 +511,6 @@ RESOURCE_SLICE_FIELDS = FieldRules(
         **_meta(False),
         "spec.nodeName": _path_getter("spec.nodeName"),
         "spec.driver": _path_getter("spec.driver"),
-        "spec.pool.name": _path_getter("spec.pool.name"),
     },
     aliases={},
     reject=lambda label: ("field label not supported for resource.k8s.io/v1, "
@@ -551,8 +550,10 @@ JOB_FIELDS = FieldRules(
 CSR_FIELDS = FieldRules(
     getters={**_meta(False), "spec.signerName": _path_getter("spec.signerName")}, aliases={},
     reject=_group_reject("certificates.k8s.io/v1", "CertificateSigningRequest"))
-CLUSTER_FIELDS = FieldRules(getters=_meta(False), aliases={}, reject=_core_reject)
-"""Core cluster-scoped kinds without field labels of their own (PersistentVolume)."""
+REPLICATION_CONTROLLER_FIELDS = FieldRules(
+    getters={**_meta(True), "status.replicas": _int_getter("status.replicas")}, aliases={},
+    reject=_core_reject)
+"""Same as upstream's core/v1 conversion.go for ReplicationController."""
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class FieldRequirement:

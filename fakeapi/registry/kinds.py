@@ -176,11 +176,12 @@ PERSISTENT_VOLUME_CLAIMS = _k(
 PERSISTENT_VOLUMES = _k(
     "", "v1", "PersistentVolume", "persistentvolumes", False, short_names=("pv",),
     subresources=STATUS, has_generation=False, columns=wc.PERSISTENT_VOLUME,
-    field_selectors=selectors.CLUSTER_FIELDS, defaulter=wd.default_persistent_volume
+    defaulter=wd.default_persistent_volume
 )
 REPLICATION_CONTROLLERS = _k(
     "", "v1", "ReplicationController", "replicationcontrollers", True, short_names=("rc",),
     categories=("all",), subresources=SCALED, columns=wc.REPLICATION_CONTROLLER,
+    field_selectors=selectors.REPLICATION_CONTROLLER_FIELDS,
     defaulter=wd.default_replication_controller
 )
 POD_TEMPLATES = _k(

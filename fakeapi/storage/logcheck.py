@@ -37,6 +37,9 @@ class Problem:
     intact_after: int
     refused: bool
     """A start refuses the log (False: an unacknowledged torn final write, cut at start)."""
+    acknowledged: bool = True
+    """The damage lies in what the ack file says was acknowledged (True too without an ack
+    file, when nothing tells)."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -81,14 +84,17 @@ def verify(data_dir: Path) -> Report:
         except ValueError as e:
             why = str(e)
         if why:
-            problem = Problem(offset=scan.offsets[i - 1], revision=base + i, why=why,
-                              intact_after=len(scan.records) - i, refused=True)
+            offset = scan.offsets[i - 1]
+            problem = Problem(offset=offset, revision=base + i, why=why,
+                              intact_after=len(scan.records) - i, refused=True,
+                              acknowledged=scan.ack is None or offset < scan.ack.offset)
             good = i - 1
             break
     damage = scan.damage
     if problem is None and damage is not None:
         problem = Problem(offset=damage.offset, revision=base + damage.record, why=damage.why,
-                          intact_after=damage.intact_after, refused=not damage.torn)
+                          intact_after=damage.intact_after, refused=not damage.torn,
+                          acknowledged=damage.acknowledged)
     return Report(path=path, size=scan.size, revisions=base + good, ack=scan.ack,
                   problem=problem, scan=scan, base=base)
 
@@ -139,9 +145,16 @@ def way_out(report: Report) -> str:
 def refusal(data_dir: Path) -> str:
     """What the server prints when it refuses to start on a damaged log."""
     report = verify(data_dir)
+    problem = report.problem
+    if problem is None or problem.acknowledged:
+        why = ("Serving the log up to the damage would drop acknowledged writes and hand their "
+               "revisions to new objects.")
+    else:
+        why = ("The damage lies past the acknowledged writes, so no acknowledged write is lost "
+               "by cutting there; but it is not a torn final write, and what follows it is "
+               "cut only when you say so.")
     return (f"fakeapi: refusing to start: the event log {report.path} is {damage_text(report)}"
-            "\nServing the log up to the damage would drop acknowledged writes and hand their "
-            "revisions to new objects.\n" + way_out(report))
+            f"\n{why}\n" + way_out(report))
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

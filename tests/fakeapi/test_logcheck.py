@@ -135,3 +135,22 @@ def test_a_file_that_is_no_log_is_exit_2(tmp_path: Path,
     logcheck.log_path(tmp_path).write_text("apiVersion: v1\n")
     code, _, err = run_cli("log", "verify", str(tmp_path), capsys=capsys)
     assert code == 2 and "not a fakeapi WAL file" in err
+
+
+@pytest.mark.parametrize("acknowledged", [True, False], ids=["acknowledged", "past-the-ack"])
+def test_the_refusal_says_whether_acknowledged_writes_are_at_stake(
+        tmp_path: Path, acknowledged: bool) -> None:
+    last = make_log(tmp_path)
+    path = logcheck.log_path(tmp_path)
+    with path.open("ab") as f:  # intact records past the ack mark, the first no event
+        f.write(encode_record(b"not an event") + encode_record(b"another"))
+    if acknowledged:
+        damaged = last - 1
+        flip_record(tmp_path, damaged)
+    text = logcheck.refusal(tmp_path)
+    report = logcheck.verify(tmp_path)
+    assert report.problem is not None and report.problem.refused
+    assert report.problem.acknowledged is acknowledged
+    assert ("would drop acknowledged writes" in text) is acknowledged
+    assert ("no acknowledged write is lost" in text) is not acknowledged
+    assert f"--truncate-at {report.problem.revision - 1}" in text

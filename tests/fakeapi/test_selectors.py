@@ -209,11 +209,13 @@ FIELD_MATCHES: list[tuple[str, str, dict[str, Any], bool]] = [
     ("spec.nodeName=node-1", "resourceslices.resource.k8s.io", SLICE, True),
     ("spec.nodeName=", "resourceslices.resource.k8s.io", NETWORK_SLICE, True),
     ("spec.driver=gpu.example.com", "resourceslices.resource.k8s.io", SLICE, True),
-    ("spec.pool.name=node-1", "resourceslices.resource.k8s.io", SLICE, True),
-    ("spec.pool.name=node-1", "resourceslices.resource.k8s.io", NETWORK_SLICE, False),
     ("metadata.name=fabric", "resourceslices.resource.k8s.io", NETWORK_SLICE, True),
     ("metadata.namespace=team-a", "resourceclaims.resource.k8s.io", CLAIM, True),
     ("metadata.name=gpu", "resourceclaims.resource.k8s.io", CLAIM, True),
+    ("status.replicas=2", "replicationcontrollers", {"metadata": {"name": "rc"},
+                                                     "status": {"replicas": 2}}, True),
+    ("status.replicas=0", "replicationcontrollers", {"metadata": {"name": "rc"}}, True),
+    ("metadata.name=pv1", "persistentvolumes", {"metadata": {"name": "pv1"}}, True),
     ("metadata.namespace=", "deviceclasses.resource.k8s.io", CLASS, True),
     ("metadata.namespace=x", "deviceclasses.resource.k8s.io", CLASS, False),
     (r"metadata.name=a\,b", "configmaps", {"metadata": {"name": "a,b"}}, True),
@@ -255,6 +257,13 @@ BAD_FIELD_SELECTORS = [
      "field label not supported for resource.k8s.io/v1, Kind=ResourceSlice: spec.foo"),
     ("metadata.namespace=x", "resourceslices.resource.k8s.io",
      "field label not supported for resource.k8s.io/v1, Kind=ResourceSlice: metadata.namespace"),
+    ("spec.pool.name=x", "resourceslices.resource.k8s.io",  # selectable upstream, no label
+     "field label not supported for resource.k8s.io/v1, Kind=ResourceSlice: spec.pool.name"),
+    ("spec.replicas=1", "replicationcontrollers",
+     "field label not supported: spec.replicas"),
+    ("spec.capacity=1", "persistentvolumes",  # no conversion of its own: the default's
+     '"spec.capacity" is not a known field selector: only "metadata.name", '
+     '"metadata.namespace"'),
     ("spec.devices.deviceClassName=x", "resourceclaims.resource.k8s.io",
      '"spec.devices.deviceClassName" is not a known field selector: only "metadata.name", '
      '"metadata.namespace"'),

@@ -468,3 +468,18 @@ async def test_the_cached_window_scan_places_pods_as_the_node_loop_does(
     assert fast["placed"] == slow["placed"] and fast["devices"] == slow["devices"]
     assert len(set(fast["placed"].values())) > 50  # spread over many nodes, none tainted
     assert not any(int(n[1:]) % 7 == 0 for n in fast["placed"].values())
+
+
+@pytest.mark.parametrize("cpu", ["1e999", "1" * 5000, "9" * 400 + "m"],
+                         ids=["exponent-999", "5000-digits", "400-digits-milli"])
+async def test_an_absurd_request_fits_no_node_and_is_reported(
+        plane: ControlPlane, admin: Client, cpu: str) -> None:
+    """Upstream's Quantity holds any such value (inf.Dec, uncapped for DecimalSI): the pod is
+    valid and fits nowhere, never a request of zero nor a scheduler that fails each cycle."""
+    await admin.create("nodes", node("n1"))
+    await admin.create("pods", pod("huge", cpu=cpu))
+    p = await scheduled(plane, admin, "huge")
+    assert "nodeName" not in p["spec"]
+    assert scheduled_condition(p)["message"].startswith(
+        "0/1 nodes are available: 1 Insufficient cpu.")
+    assert [e[1] for e in await events(admin, "huge")] == ["FailedScheduling"]

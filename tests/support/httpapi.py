@@ -13,9 +13,11 @@ from typing import Any
 import orjson
 import pytest
 from aiohttp import ClientResponse
-from aiohttp.test_utils import TestClient
+from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.web_runner import BaseRunner
 
 from fakeapi.cluster import Cluster, ClusterConfig
+from fakeapi.http import compression
 from fakeapi.http.app import create_app
 from fakeapi.machinery.clock import VirtualClock
 from fakeapi.storage.log import Event
@@ -41,12 +43,20 @@ Serve = Callable[..., Awaitable[tuple[Cluster, TestClient]]]
 """`serve(**config)`: a fresh cluster and a client of its server."""
 
 
+class ApiTestServer(TestServer):
+    """pytest-aiohttp's server with the settings `fakeapi serve`'s listener has (its
+    `server_kwargs` never reach the runner)."""
+
+    async def _make_runner(self, **kwargs: Any) -> BaseRunner:
+        return await super()._make_runner(**{**kwargs, **compression.SERVER_SETTINGS})
+
+
 def server_factory(aiohttp_client: Any) -> Serve:
     """Start servers over fresh clusters (deterministic names, virtual clock)."""
 
     async def make(**config: Any) -> tuple[Cluster, TestClient]:
         cluster = Cluster(ClusterConfig(seed=7, **config), clock=VirtualClock())
-        return cluster, await aiohttp_client(create_app(cluster))
+        return cluster, await aiohttp_client(ApiTestServer(create_app(cluster)))
 
     return make
 
