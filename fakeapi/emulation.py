@@ -21,14 +21,23 @@ upstream's binaries do: the scheduler holds the Lease kube-system/kube-scheduler
 identity, the controllers kube-system/kube-controller-manager as the controller manager's.
 The kubelets are not elected: each process runs its shard's nodes.
 
+With `kubelet_api`, the process serves the kubelet API of its nodes on one HTTPS port
+(`kubelet_emu.kubelet_api`), which each node advertises as its InternalIP and
+`daemonEndpoints.kubeletEndpoint.Port`, so that the API server proxies `kubectl logs` and
+`exec` to it. Its serving cert is self-signed (the kubeconfig's CA key is not ours to have),
+as a kubelet without one makes; client certificates are verified against the kubeconfig's CA.
+
 Imports: machinery, auth (identities), the clients, the runtime, the catalogue and the
 components' settings: the composition root beside `fakeapi.controlplane`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
 
 from fakeapi.auth.authn import (
     MASTERS,
@@ -37,13 +46,14 @@ from fakeapi.auth.authn import (
     service_account_username,
 )
 from fakeapi.auth.bootstrap import COMPONENT_NAMESPACE
+from fakeapi.auth.tls import kubelet_serving_context
 from fakeapi.catalog import all_components
 from fakeapi.client import ApiClient
 from fakeapi.machinery.clock import Clock, RealClock
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.features import FeatureGates
 from fakeapi.machinery.randomness import RandomSource
-from fakeapi.registry.kinds import NODES
+from fakeapi.registry.kinds import NODES, PODS
 from fakeapi.remote_client import RemoteClient, Unreachable
 from fakeapi.runtime.assembly import build_components
 from fakeapi.runtime.informer import Informer, Informers
@@ -55,6 +65,7 @@ from fakeapi.runtime.leaderelection import (
 )
 from fakeapi.runtime.spec import ComponentSpec, select
 from fakeapi.runtime.supervisor import Component, Health, Supervisor
+from kubelet_emu.kubelet_api import KubeletApiServer
 from kubelet_emu.settings import EmulatorSettings
 
 log = logging.getLogger(__name__)
@@ -74,6 +85,21 @@ class StartError(Exception):
     """The emulate process can't start against this server (the message says why)."""
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class KubeletListen:
+    """Where an emulate process serves its nodes' kubelet API (`--kubelet-address`,
+    `--kubelet-port`), whom it trusts, and where its self-signed cert is kept."""
+
+    address: str = "127.0.0.1"
+    """Bound and advertised as each node's InternalIP."""
+    port: int = 0
+    """0: a free port."""
+    client_ca: bytes | None = None
+    """The CA whose client certificates get in (the API server's, from the kubeconfig)."""
+    cert_dir: Path | None = None
+    """Where `kubelet.crt` is kept (None: `pki` in the nodes' state folder)."""
+
+
 class EmulatedPlane:
     """Components and emulated nodes against a remote API server; `start()`, `stop()`."""
 
@@ -81,7 +107,8 @@ class EmulatedPlane:
                  emulator: EmulatorSettings | None = None, identities: str = "auto",
                  feature_gates: dict[str, bool] | None = None, seed: int | None = None,
                  clock: Clock | None = None, leader_elect: bool = True,
-                 lease_timing: LeaseTiming = DEFAULT_TIMING, identity: str = "") -> None:
+                 lease_timing: LeaseTiming = DEFAULT_TIMING, identity: str = "",
+                 kubelet_api: KubeletListen | None = None) -> None:
         if identities not in IDENTITIES:
             raise ValueError(f"unknown identities {identities!r}: one of "
                              + ", ".join(IDENTITIES))
@@ -90,7 +117,13 @@ class EmulatedPlane:
         self.clock = clock or RealClock()
         self.gates = FeatureGates(feature_gates or {})
         self.randomness = RandomSource(seed)
+        self.emulator = emulator or EmulatorSettings()
+        self._selection = components
         self.specs = select(all_components(emulator), components)
+        self.kubelet_api = kubelet_api
+        self.kubelet_server: KubeletApiServer | None = None
+        """The kubelet API's listener, while it serves (a kubelet runs and `kubelet_api`)."""
+        self._pods: Informer | None = None
         self.supervisor = Supervisor(clock=self.clock)
         self.components: dict[str, Component] = {}
         self.informers: Informers | None = None
@@ -132,6 +165,7 @@ class EmulatedPlane:
             raise StartError(f"the API server at {self.remote.server} refused "
                              f"({e.code} {e.reason}): {e.message}") from None
         self.informers = Informers(client=informers_client)
+        await self._serve_kubelet_api()
         groups = {SCHEDULER_LEASE: [s for s in self.specs if s.name == "scheduler"],
                   CONTROLLERS_LEASE: [s for s in self.specs if s.name != "scheduler"
                                       and s.name not in NOT_ELECTED]}
@@ -148,8 +182,33 @@ class EmulatedPlane:
                 timing=self.lease_timing)
             self.supervisor.add(f"leader-election:{lease}", self.electors[lease])
         self.components |= self._build(free, self.supervisor)
+        if self.kubelet_server is not None:
+            self._pods = self.informers.get(PODS.resource_id)
         self.informers.start(self._start_informer)
         self.supervisor.start()
+
+    async def _serve_kubelet_api(self) -> None:
+        """Listen for the kubelet API (when a kubelet runs here) and select the components
+        again with the nodes advertising where."""
+        listen = self.kubelet_api
+        if listen is None or not any(s.name in NOT_ELECTED for s in self.specs):
+            return
+        tls = kubelet_serving_context(listen.cert_dir or self.emulator.root() / "pki",
+                                      (listen.address,), listen.client_ca)
+        server = KubeletApiServer(pods=self._pod, streams=self.remote.pod_streams, tls=tls)
+        try:
+            port = await server.start(listen.address, listen.port)
+        except OSError as e:
+            raise StartError(f"cannot serve the kubelet API on {listen.address}:"
+                             f"{listen.port}: {e.strerror or e}") from None
+        self.kubelet_server = server
+        self.emulator = dataclasses.replace(self.emulator,
+                                            kubelet_endpoint=(listen.address, port))
+        self.specs = select(all_components(self.emulator), self._selection)
+
+    def _pod(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """A pod as this process's kubelets know it (the shared pod informer's cache)."""
+        return self._pods.cache.get(name, namespace) if self._pods is not None else None
 
     def _build(self, specs: list[ComponentSpec], supervisor: Supervisor
                ) -> dict[str, Component]:
@@ -165,6 +224,8 @@ class EmulatedPlane:
         """Stop every component and informer (the elected ones with their electors), then
         close the connections."""
         await self.supervisor.stop()
+        if self.kubelet_server is not None:
+            await self.kubelet_server.stop()
         await self.remote.close()
 
     def health(self) -> list[Health]:

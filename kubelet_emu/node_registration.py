@@ -122,7 +122,8 @@ class NodeRegistrar(Controller[str]):
             return
         if state is not None:
             return
-        state = NodeState(name=name, where=nodes.Addressing(self.nodes.index(name)),
+        where = nodes.Addressing(self.nodes.index(name), self.nodes.settings.kubelet_endpoint)
+        state = NodeState(name=name, where=where,
                           profile=self._profile_for(node, name),
                           emulated=name in self.nodes.configured)
         state.disabled = self.nodes.settings.disabled_on(name)

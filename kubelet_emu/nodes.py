@@ -54,14 +54,26 @@ CONDITIONS = (
 
 @dataclasses.dataclass(frozen=True)
 class Addressing:
-    """A node's place in the emulated network: its IP and the /24 its pods get IPs from."""
+    """A node's place in the emulated network: its IP and the /24 its pods get IPs from, or
+    the address of a real kubelet API serving it."""
 
     index: int
+    kubelet: tuple[str, int] | None = None
+    """Where the kubelet API of the node listens (None: nowhere, the emulated address)."""
 
     @property
     def internal_ip(self) -> str:
-        """The node's InternalIP (172.16.0.2 onwards)."""
-        return str(NODE_IP_BASE + self.index)
+        """The node's InternalIP: its kubelet API's address, else 172.16.0.2 onwards."""
+        return self.kubelet[0] if self.kubelet else str(NODE_IP_BASE + self.index)
+
+    @property
+    def kubelet_port(self) -> int:
+        """The port the node advertises for its kubelet API."""
+        return self.kubelet[1] if self.kubelet else KUBELET_PORT
+
+    def endpoint(self) -> Obj:
+        """status.daemonEndpoints."""
+        return {"kubeletEndpoint": {"Port": self.kubelet_port}}
 
     @property
     def pod_cidr(self) -> str:
@@ -143,7 +155,7 @@ def node_object(name: str, profile: NodeProfile, where: Addressing, now: str,
             "allocatable": dict(profile.node.allocatable or capacity),
             "conditions": ready_conditions(now),
             "addresses": addresses(name, where),
-            "daemonEndpoints": {"kubeletEndpoint": {"Port": KUBELET_PORT}},
+            "daemonEndpoints": where.endpoint(),
             "nodeInfo": node_info(name),
         },
     }
@@ -153,7 +165,8 @@ def adopted_status(node: Obj, profile: NodeProfile | None, where: Addressing, no
                    default_capacity: Mapping[str, str]) -> Obj:
     """The status an emulated kubelet gives a Node a client created: its capacity and
     allocatable kept (from the profile it names, or defaults, when it has none), the
-    conditions, addresses, nodeInfo and daemon endpoint a kubelet reports."""
+    conditions, addresses (those it has, unless the kubelet listens somewhere), nodeInfo and
+    daemon endpoint a kubelet reports."""
     status = dict(node.get("status") or {})
     capacity = status.get("capacity") or dict(
         profile.node.capacity if profile else default_capacity)
@@ -161,8 +174,9 @@ def adopted_status(node: Obj, profile: NodeProfile | None, where: Addressing, no
     status["allocatable"] = status.get("allocatable") or dict(
         (profile.node.allocatable if profile else None) or capacity)
     status["conditions"] = ready_conditions(now, status.get("conditions"))
-    status["addresses"] = status.get("addresses") or addresses(node["metadata"]["name"], where)
-    status["daemonEndpoints"] = {"kubeletEndpoint": {"Port": KUBELET_PORT}}
+    if where.kubelet or not status.get("addresses"):  # a listening kubelet says where it is
+        status["addresses"] = addresses(node["metadata"]["name"], where)
+    status["daemonEndpoints"] = where.endpoint()
     status["nodeInfo"] = {**node_info(node["metadata"]["name"]), **(status.get("nodeInfo") or {})}
     return status
 

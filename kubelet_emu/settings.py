@@ -81,6 +81,10 @@ class EmulatorSettings:
     external plugin can take the driver's place)."""
     shard: Shard = WHOLE
     """The nodes this emulator runs, of those configured and adopted: shard i of n."""
+    kubelet_endpoint: tuple[str, int] | None = None
+    """(address, port) of the kubelet API serving these nodes (`fakeapi emulate`), which each
+    Node advertises as its InternalIP and `daemonEndpoints`; None: no listener (in process,
+    each node keeps its emulated address and port 10250)."""
 
     def owns(self, node: str) -> bool:
         """Whether `node` is in this emulator's shard."""

@@ -101,6 +101,12 @@ def read_token(path: Path) -> str | None:
     return str(token) if token else None
 
 
+def read_ca(path: Path) -> bytes | None:
+    """The current context's cluster CA (PEM), or None when it names none: what an emulated
+    kubelet trusts client certificates by (the API server's own are issued by it)."""
+    return _pem(_current(path)[0], "certificate-authority", Path(path).parent)
+
+
 def read_kubeconfig(path: Path) -> tuple[str, ssl.SSLContext | None]:
     """The current context's server URL and, for https, a TLS context with its CA (the
     system's when it names none; no verification with `insecure-skip-tls-verify`) and client

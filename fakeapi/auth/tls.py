@@ -1,4 +1,6 @@
-"""Certificates for the HTTPS listener: a private CA, a serving cert and an admin client cert.
+"""Certificates for the HTTPS listener: a private CA, a serving cert, an admin client cert and
+the client cert the server shows the kubelets it proxies pod streams to (kubeadm's
+apiserver-kubelet-client); and the self-signed serving cert an emulated kubelet's API uses.
 
 The PKI lives in the data directory and is reused across restarts so kubeconfigs written
 earlier keep working. ECDSA P-256 keys keep first start fast (a few milliseconds).
@@ -27,6 +29,9 @@ CA_COMMON_NAME = "fakeapi-ca"
 SERVER_COMMON_NAME = "fakeapi-apiserver"
 ADMIN_USER = "kubernetes-admin"
 ADMIN_GROUPS: tuple[str, ...] = ("system:masters",)
+KUBELET_CLIENT_USER = "kube-apiserver-kubelet-client"
+"""Who the API server is to a kubelet (kubeadm's APIServerKubeletClientCertCommonName)."""
+KUBELET_CLIENT_GROUPS: tuple[str, ...] = ("system:masters",)
 DEFAULT_HOSTS: tuple[str, ...] = ("localhost", "127.0.0.1", "::1")
 
 VALIDITY = datetime.timedelta(days=3650)
@@ -35,7 +40,8 @@ BACKDATE = datetime.timedelta(hours=1)
 # A cert that expires sooner than this is treated as invalid and reissued.
 RENEW_BEFORE = datetime.timedelta(days=1)
 
-_PKI_FILES = ("ca.crt", "ca.key", "server.crt", "server.key", "admin.crt", "admin.key")
+_PKI_FILES = ("ca.crt", "ca.key", "server.crt", "server.key", "admin.crt", "admin.key",
+              "apiserver-kubelet-client.crt", "apiserver-kubelet-client.key")
 
 GeneralName = x509.DNSName | x509.IPAddress
 
@@ -50,6 +56,8 @@ class Pki:
     server_key: Path
     admin_cert: Path
     admin_key: Path
+    kubelet_client_cert: Path
+    kubelet_client_key: Path
 
     @classmethod
     def in_directory(cls, directory: Path) -> Pki:
@@ -86,10 +94,14 @@ def ensure_pki(directory: Path, *, hosts: Sequence[str] = DEFAULT_HOSTS) -> Pki:
             server_cert, server_key = _issue_server(ca_cert, ca_key, wanted, now)
             _write_pair(pki.server_cert, pki.server_key, server_cert, server_key)
 
-        admin = None if reissue_leaves else _load_pair(pki.admin_cert, pki.admin_key)
-        if admin is None or not _admin_valid(admin[0], ca_cert, now):
-            admin_cert, admin_key = _issue_admin(ca_cert, ca_key, now)
-            _write_pair(pki.admin_cert, pki.admin_key, admin_cert, admin_key)
+        for cert_path, key_path, user, groups in (
+                (pki.admin_cert, pki.admin_key, ADMIN_USER, ADMIN_GROUPS),
+                (pki.kubelet_client_cert, pki.kubelet_client_key, KUBELET_CLIENT_USER,
+                 KUBELET_CLIENT_GROUPS)):
+            client = None if reissue_leaves else _load_pair(cert_path, key_path)
+            if client is None or not _client_valid(client[0], ca_cert, now, user, groups):
+                _write_pair(cert_path, key_path,
+                            *_issue_client(ca_cert, ca_key, now, user, groups))
     return pki
 
 
@@ -104,6 +116,44 @@ def server_ssl_context(pki: Pki) -> ssl.SSLContext:
     ctx.load_cert_chain(certfile=pki.server_cert, keyfile=pki.server_key)
     ctx.load_verify_locations(cafile=pki.ca_cert)
     ctx.verify_mode = ssl.CERT_OPTIONAL
+    ctx.set_alpn_protocols(["http/1.1"])
+    return ctx
+
+
+def kubelet_client_context(pki: Pki | None) -> ssl.SSLContext:
+    """How the API server connects to a kubelet it proxies pod streams to: with the
+    kube-apiserver-kubelet-client cert (none without a PKI) and, as kube-apiserver without
+    `--kubelet-certificate-authority`, without verifying the kubelet's serving cert."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    if pki is not None:
+        ctx.load_cert_chain(certfile=pki.kubelet_client_cert, keyfile=pki.kubelet_client_key)
+    return ctx
+
+
+def kubelet_serving_context(directory: Path, hosts: Sequence[str],
+                            client_ca: bytes | None) -> ssl.SSLContext:
+    """The TLS context of an emulated kubelet's API: the self-signed `kubelet.crt` a kubelet
+    without a serving cert makes (kept in `directory`, reissued when it no longer covers
+    `hosts`), verifying client certs against `client_ca` (the API server's CA) when one is
+    presented."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    cert_path, key_path = directory / "kubelet.crt", directory / "kubelet.key"
+    wanted = _general_names(hosts)
+    now = _now()
+    with _locked(directory / ".pki.lock"):
+        pair = _load_pair(cert_path, key_path)
+        if pair is None or not _server_valid(pair[0], pair[0], wanted, now):
+            _write_pair(cert_path, key_path, *_issue_self_signed(wanted, now))
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    ctx.load_cert_chain(certfile=cert_path, keyfile=key_path)
+    if client_ca:
+        ctx.load_verify_locations(cadata=client_ca.decode())
+        ctx.verify_mode = ssl.CERT_OPTIONAL
     ctx.set_alpn_protocols(["http/1.1"])
     return ctx
 
@@ -249,13 +299,33 @@ def _issue_server(
     return cert, key
 
 
-def _issue_admin(
-    ca_cert: x509.Certificate, ca_key: ec.EllipticCurvePrivateKey, now: datetime.datetime
+def _issue_self_signed(
+    names: list[GeneralName], now: datetime.datetime
+) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    """A serving cert signed by its own key (upstream's kubelet names it host@time)."""
+    key = _new_key()
+    host = str(names[0].value) if names else "localhost"
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME,
+                                         f"{host}@{int(now.timestamp())}")])
+    cert = (
+        _builder(subject=name, issuer=name, public_key=key.public_key(), now=now)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(_key_usage(digital_signature=True), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    return cert, key
+
+
+def _issue_client(
+    ca_cert: x509.Certificate, ca_key: ec.EllipticCurvePrivateKey, now: datetime.datetime,
+    user: str, groups: Sequence[str],
 ) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
     key = _new_key()
     subject = x509.Name(
-        [x509.NameAttribute(NameOID.ORGANIZATION_NAME, group) for group in ADMIN_GROUPS]
-        + [x509.NameAttribute(NameOID.COMMON_NAME, ADMIN_USER)]
+        [x509.NameAttribute(NameOID.ORGANIZATION_NAME, group) for group in groups]
+        + [x509.NameAttribute(NameOID.COMMON_NAME, user)]
     )
     cert = _leaf_builder(
         subject=subject,
@@ -333,14 +403,15 @@ def _server_valid(
     return all(name in sans for name in wanted)
 
 
-def _admin_valid(cert: x509.Certificate, ca_cert: x509.Certificate, now: datetime.datetime) -> bool:
+def _client_valid(cert: x509.Certificate, ca_cert: x509.Certificate, now: datetime.datetime,
+                  user: str, groups: Sequence[str]) -> bool:
     if not (_issued_by(cert, ca_cert) and _in_validity(cert, now)):
         return False
     if not _has_eku(cert, ExtendedKeyUsageOID.CLIENT_AUTH):
         return False
     cns = [a.value for a in cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)]
     orgs = [a.value for a in cert.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)]
-    return cns == [ADMIN_USER] and tuple(orgs) == ADMIN_GROUPS
+    return cns == [user] and tuple(orgs) == tuple(groups)
 
 
 # --- files ----------------------------------------------------------------------------------

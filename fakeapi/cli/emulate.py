@@ -71,6 +71,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                 ("retry-period", "2s", "how often candidates try")):
         cmd.add_argument(f"--leader-elect-{flag}", type=parse_lease_duration, default=default,
                          metavar="DURATION", help=f"{what} (default {default})")
+    cmd.add_argument("--kubelet-address", default="127.0.0.1", metavar="IP",
+                     help="where the kubelet API of this process's nodes listens, advertised as "
+                          "each node's InternalIP (default 127.0.0.1)")
+    cmd.add_argument("--kubelet-port", type=int, default=0, metavar="PORT",
+                     help="the kubelet API's port, advertised in each node's "
+                          "daemonEndpoints (default 0: a free one)")
     add_plane_settings(cmd)
     add_log_level(cmd)
     cmd.set_defaults(run=run)
@@ -89,7 +95,8 @@ async def emulate(args: argparse.Namespace) -> int:
     import shutil
     import signal
 
-    from fakeapi.emulation import EmulatedPlane, StartError
+    from fakeapi.auth.kubeconfig import read_ca
+    from fakeapi.emulation import EmulatedPlane, KubeletListen, StartError
     from fakeapi.machinery.statedir import make_temporary_state
     from fakeapi.remote_client import RemoteClient
     from fakeapi.runtime.leaderelection import LeaseTiming
@@ -97,6 +104,7 @@ async def emulate(args: argparse.Namespace) -> int:
     state_dir = args.data_dir or make_temporary_state(prefix="fakeapi-emulate-")
     try:
         remote = RemoteClient.from_kubeconfig(args.kubeconfig)
+        client_ca = read_ca(args.kubeconfig)
     except Exception as e:  # missing, unreadable or not a kubeconfig
         print(f"fakeapi emulate: cannot read the kubeconfig {args.kubeconfig}: {e}",
               file=sys.stderr, flush=True)
@@ -109,7 +117,10 @@ async def emulate(args: argparse.Namespace) -> int:
                           lease_timing=LeaseTiming(
                               lease_duration=args.leader_elect_lease_duration,
                               renew_deadline=args.leader_elect_renew_deadline,
-                              retry_period=args.leader_elect_retry_period))
+                              retry_period=args.leader_elect_retry_period),
+                          kubelet_api=KubeletListen(address=args.kubelet_address,
+                                                    port=args.kubelet_port,
+                                                    client_ca=client_ca))
     try:
         await plane.start()
     except StartError as e:
@@ -120,8 +131,10 @@ async def emulate(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    kubelet = plane.kubelet_server
+    endpoint = f" kubelet={args.kubelet_address}:{kubelet.port}" if kubelet else ""
     print(f"fakeapi emulate ready against {remote.server}: components="
-          f"{','.join(plane.components) or 'none'} nodes={args.nodes} "
+          f"{','.join(plane.components) or 'none'} nodes={args.nodes}{endpoint} "
           f"shard={args.shard[0]}/{args.shard[1]} identities={plane.identities} "
           f"identity={plane.identity}", flush=True)
     await stop.wait()

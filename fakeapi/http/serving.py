@@ -13,7 +13,13 @@ from aiohttp import web
 
 from fakeapi.auth import authn
 from fakeapi.auth.kubeconfig import write_kubeconfig
-from fakeapi.auth.tls import Pki, ensure_pki, identity_from_peercert, server_ssl_context
+from fakeapi.auth.tls import (
+    Pki,
+    ensure_pki,
+    identity_from_peercert,
+    kubelet_client_context,
+    server_ssl_context,
+)
 from fakeapi.cluster import Cluster
 from fakeapi.http import compression
 from fakeapi.http.app import Route, create_app
@@ -69,6 +75,7 @@ async def listen(cluster: Cluster, *, host: str, port: int, pki_dir: Path | None
         ssl_context = server_ssl_context(pki)
         authenticator = authn.Authenticator(tokens=tokens, certificate=_certificate,
                                             service_accounts=cluster.tokens.authenticate)
+    cluster.pod_io.kubelet_tls = kubelet_client_context(pki)
     app = create_app(cluster, authenticator=authenticator, checks=checks, metrics=metrics,
                      routes=routes)
     runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=2,

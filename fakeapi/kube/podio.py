@@ -3,13 +3,16 @@ proxies to a node's kubelet, the server asks of the `NodeStreams` registered for
 
 The core knows no kubelet: a component registers one `NodeStreams` per node it runs with
 its client, `client.serve_pod_streams(node, streams)`, and `serve_pod_streams(node, None)`
-when it stops serving the node. Without one, `pods/NAME/log` and `exec` answer
-the clear one-shot errors a real cluster gives while no kubelet runs the pod.
+when it stops serving the node. Without one, the server asks the kubelet API the Node
+advertises (a kubelet of another process, `fakeapi emulate`), and where it advertises none
+`pods/NAME/log` and `exec` answer the clear one-shot errors a real cluster gives while no
+kubelet runs the pod.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import ssl
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
@@ -65,6 +68,9 @@ class PodIO:
 
     def __init__(self) -> None:
         self._nodes: dict[str, NodeStreams] = {}
+        self.kubelet_tls: ssl.SSLContext | None = None
+        """How the server reaches the kubelet API of a node not registered here (its client
+        certificate; `fakeapi.http.kubeletproxy`), set by the listener."""
 
     def register(self, node: str, streams: NodeStreams) -> None:
         """Serve the logs and exec of `node`'s pods through `streams`."""

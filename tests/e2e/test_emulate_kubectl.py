@@ -2,12 +2,15 @@
 scheduler, the claim controller and two emulated nodes run in a process of their own, over
 HTTPS, each under the identity it has in process; the real kubectl v1.37 runs the
 dra-example-driver's gpu-test1 (two pods, a GPU each, claims from a template) to Ready and
-deleting the pods cleans up their claims. A server emulate can't use is a clear exit 1."""
+deleting the pods cleans up their claims; `kubectl logs` (and `-f`, and `exec`) of a pod on an
+emulated node reach its kubelet API through the server's proxy, and once that process is
+killed they fail with upstream's dial error. A server emulate can't use is a clear exit 1."""
 
 from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -201,6 +204,46 @@ def test_two_schedulers_elect_one_and_the_other_takes_over_after_kill_9(
     k("wait", "--for=condition=PodScheduled", "pod/p2", "pod/p3", "-n", ns, "--timeout=30s")
     assert identity[second].proc.poll() is None
     assert bindings(k, ns) == ["p0", "p1", "p2", "p3"]  # each pod bound once
+    k("delete", "namespace", ns, "--wait=false")
+
+
+def test_kubectl_logs_and_exec_reach_the_kubelet_api_of_an_emulate_process(
+        kubectl_binary: str, api_only: ServerProcess,
+        emulate: Callable[..., EmulateProcess]) -> None:
+    k = Kubectl(kubectl_binary, api_only.kubeconfig)
+    proc = emulate("--components", "kubelet", "--nodes", "1")
+    port = int(proc.ready.partition(" kubelet=127.0.0.1:")[2].split()[0])
+    node = poll(lambda: json.loads(k("get", "node", "worker-0", "-o", "json", check=False)
+                                   or "{}"), what="worker-0 advertises the kubelet API",
+                until=lambda n: n.get("status", {}).get("daemonEndpoints") == {
+                    "kubeletEndpoint": {"Port": port}})
+    assert {"type": "InternalIP", "address": "127.0.0.1"} in node["status"]["addresses"]
+    ns = "kubelet-api"
+    k("create", "namespace", ns)
+    k("create", "-f", "-", input=yaml.safe_dump(
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "printer", "namespace": ns},
+         "spec": {"nodeName": "worker-0", "containers": [{
+             "name": "c", "image": "ubuntu",
+             "command": ["sh", "-c", "echo first; sleep 2; echo later; sleep 9999"]}]}}))
+    k("wait", "--for=condition=Ready", "pod/printer", "-n", ns, "--timeout=60s")
+    assert k("logs", "printer", "-n", ns).startswith("first\n")
+    follow = subprocess.Popen([kubectl_binary, "logs", "-f", "printer", "-n", ns],
+                              stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "KUBECONFIG": str(k.kubeconfig)})
+    try:
+        assert follow.stdout is not None
+        assert [follow.stdout.readline() for _ in range(2)] == ["first\n", "later\n"]
+    finally:
+        follow.kill()
+        follow.wait(10)
+    assert k("exec", "printer", "-n", ns, "--", "echo", "hello") == "hello\n"
+
+    proc.proc.kill()  # kill -9: nothing listens on the advertised port any more
+    proc.proc.wait(10)
+    gone = k.run("logs", "printer", "-n", ns, check=False, timeout=30)
+    assert gone.returncode != 0
+    assert (f'Error from server: Get "https://127.0.0.1:{port}/containerLogs/{ns}/printer/c": '
+            f"dial tcp 127.0.0.1:{port}: connect: connection refused") in gone.stderr
     k("delete", "namespace", ns, "--wait=false")
 
 

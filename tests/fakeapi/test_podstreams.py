@@ -4,7 +4,6 @@ channel's Status); the container rules and the no-kubelet answers are upstream's
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -13,46 +12,28 @@ import pytest
 
 from fakeapi.cluster import Cluster, ClusterConfig
 from fakeapi.http.app import create_app
-from fakeapi.kube.podio import ExecRequest, ExecResult, LogRequest
 from fakeapi.registry.context import RequestContext
+from tests.support.podstreams import RecordingStreams
 
 Obj = dict[str, Any]
 ROOT = RequestContext(user="root", groups=("system:masters",), field_manager="test")
 POD = "/api/v1/namespaces/default/pods/p"
 
 
-class Streams:
-    """What an emulated kubelet would serve: fixed log lines, an echoing command."""
-
-    def __init__(self) -> None:
-        self.requests: list[Any] = []
-
-    async def logs(self, pod: Obj, request: LogRequest) -> AsyncIterator[bytes]:
-        self.requests.append(request)
-        for line in (b"line1\n", b"line2\n", b"line3\n")[-(request.tail_lines or 3):]:
-            yield line
-
-    async def exec(self, pod: Obj, request: ExecRequest) -> ExecResult:
-        self.requests.append(request)
-        if request.command[0] == "fail":
-            return ExecResult(stderr=b"boom\n", exit_code=3)
-        return ExecResult(stdout=" ".join(request.command[1:]).encode() + (request.stdin or b""))
-
-
 @pytest.fixture
-async def served(aiohttp_client: Any) -> tuple[Cluster, Any, Streams]:
+async def served(aiohttp_client: Any) -> tuple[Cluster, Any, RecordingStreams]:
     cluster = Cluster(ClusterConfig())
     pods = cluster.kinds.by_id("pods")
     assert pods is not None
     cluster.registry.create(pods, "default", {"metadata": {"name": "p"}, "spec": {
         "nodeName": "n1", "containers": [{"name": "a", "image": "x"},
                                          {"name": "b", "image": "x"}]}}, ROOT)
-    streams = Streams()
+    streams = RecordingStreams()
     cluster.component_client("kubelet", node="n1").serve_pod_streams("n1", streams)
     return cluster, await aiohttp_client(create_app(cluster)), streams
 
 
-async def test_the_log_comes_from_the_node_streams(served: tuple[Cluster, Any, Streams]
+async def test_the_log_comes_from_the_node_streams(served: tuple[Cluster, Any, RecordingStreams]
                                                    ) -> None:
     _, api, streams = served
     resp = await api.get(POD + "/log", params={"container": "a", "tailLines": "2"})
@@ -65,7 +46,7 @@ async def test_the_log_comes_from_the_node_streams(served: tuple[Cluster, Any, S
     ({}, "a container name must be specified for pod p, choose one of: [a b]"),
     ({"container": "c"}, "container c is not valid for pod p"),
 ])
-async def test_the_log_names_its_container(served: tuple[Cluster, Any, Streams],
+async def test_the_log_names_its_container(served: tuple[Cluster, Any, RecordingStreams],
                                            params: dict[str, str], message: str) -> None:
     _, api, _ = served
     resp = await api.get(POD + "/log", params=params)
@@ -73,7 +54,7 @@ async def test_the_log_names_its_container(served: tuple[Cluster, Any, Streams],
     assert (resp.status, body["reason"], body["message"]) == (400, "BadRequest", message)
 
 
-async def test_without_a_kubelet_the_answer_says_so(served: tuple[Cluster, Any, Streams]
+async def test_without_a_kubelet_the_answer_says_so(served: tuple[Cluster, Any, RecordingStreams]
                                                     ) -> None:
     cluster, api, _ = served
     cluster.component_client("kubelet", node="n1").serve_pod_streams("n1", None)
@@ -101,7 +82,8 @@ async def _exec(api: Any, *command: str, stdin: bytes | None = None) -> list[byt
     return frames
 
 
-async def test_exec_speaks_the_channel_protocol(served: tuple[Cluster, Any, Streams]) -> None:
+async def test_exec_speaks_the_channel_protocol(
+        served: tuple[Cluster, Any, RecordingStreams]) -> None:
     _, api, streams = served
     frames = await _exec(api, "echo", "hi")
     assert frames[0] == b"\x01hi"
@@ -120,14 +102,14 @@ async def test_exec_speaks_the_channel_protocol(served: tuple[Cluster, Any, Stre
     ([("container", "a"), ("command", "ls")],
      "you must specify at least one of stdin, stdout, stderr"),
 ])
-async def test_exec_checks_its_options(served: tuple[Cluster, Any, Streams],
+async def test_exec_checks_its_options(served: tuple[Cluster, Any, RecordingStreams],
                                        params: list[tuple[str, str]], message: str) -> None:
     _, api, _ = served
     resp = await api.post(POD + "/exec", params=params)
     assert (resp.status, (await resp.json())["message"]) == (400, message)
 
 
-async def test_exec_on_an_unscheduled_pod(served: tuple[Cluster, Any, Streams]) -> None:
+async def test_exec_on_an_unscheduled_pod(served: tuple[Cluster, Any, RecordingStreams]) -> None:
     cluster, api, _ = served
     pods = cluster.kinds.by_id("pods")
     assert pods is not None

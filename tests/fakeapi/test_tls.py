@@ -28,7 +28,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from fakeapi.auth.kubeconfig import write_kubeconfig
 from fakeapi.auth.tls import Pki, ensure_pki, identity_from_peercert, server_ssl_context
 
-KEY_FIELDS = ("ca_key", "server_key", "admin_key")
+KEY_FIELDS = ("ca_key", "server_key", "admin_key", "kubelet_client_key")
 
 
 def _cert(path: Path) -> x509.Certificate:
@@ -169,12 +169,15 @@ def test_server_cert_sans_and_eku(pki: Pki) -> None:
     assert not cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
 
 
-def test_admin_cert_cn_o_and_eku(pki: Pki) -> None:
-    cert = _cert(pki.admin_cert)
+@pytest.mark.parametrize(("field", "user"), [("admin_cert", "kubernetes-admin"),
+                                             ("kubelet_client_cert",
+                                              "kube-apiserver-kubelet-client")])
+def test_client_cert_cn_o_and_eku(pki: Pki, field: str, user: str) -> None:
+    cert = _cert(getattr(pki, field))
     cert.verify_directly_issued_by(_cert(pki.ca_cert))
     cn = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
     org = cert.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)
-    assert [a.value for a in cn] == ["kubernetes-admin"]
+    assert [a.value for a in cn] == [user]
     assert [a.value for a in org] == ["system:masters"]
     eku = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
     assert list(eku) == [ExtendedKeyUsageOID.CLIENT_AUTH]

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from fakeapi.client import Client
 from fakeapi.controlplane import ControlPlane
 from fakeapi.machinery.clock import VirtualClock
 from fakeapi.machinery.timestamps import parse_time
+from kubelet_emu import nodes
 from tests.support.emulated_nodes import (
     CLASSES,
     LEASES,
@@ -141,3 +144,20 @@ async def test_a_restart_on_the_same_log_keeps_the_nodes(tmp_path: Path) -> None
                 for n in await c.list("nodes")} == before
         assert sorted(s["metadata"]["name"] for s in await c.list(SLICES)) == slices
         assert plane.components["kubelet"] is kubelet
+
+
+@pytest.mark.parametrize(("kubelet", "before", "ip", "port"), [
+    (None, None, "172.16.0.5", 10250),
+    (None, "10.9.9.9", "10.9.9.9", 10250),  # an adopted node keeps the addresses it has
+    (("127.0.0.1", 41234), None, "127.0.0.1", 41234),
+    (("127.0.0.1", 41234), "10.9.9.9", "127.0.0.1", 41234),  # a listening kubelet says where
+])
+def test_a_node_advertises_where_its_kubelet_api_listens(
+        kubelet: tuple[str, int] | None, before: str | None, ip: str, port: int) -> None:
+    where = nodes.Addressing(3, kubelet)
+    node = {"metadata": {"name": "n"}, "status": {"addresses": [
+        {"type": "InternalIP", "address": before}]} if before else {}}
+    status = nodes.adopted_status(node, None, where, "2026-01-01T00:00:00Z", {"cpu": "1"})
+    assert status["addresses"][0] == {"type": "InternalIP", "address": ip}
+    assert status["daemonEndpoints"] == {"kubeletEndpoint": {"Port": port}}
+    assert where.internal_ip == (kubelet[0] if kubelet else "172.16.0.5")
