@@ -194,6 +194,18 @@ def automounts(spec: Obj, account: Obj | None) -> bool:
     return True
 
 
+def api_access_volume(name: str) -> Obj:
+    """The projected volume upstream's ServiceAccount admission adds: the token, the
+    cluster's CA bundle and the namespace."""
+    return {"name": name, "projected": {"defaultMode": 420, "sources": [
+        {"serviceAccountToken": {"expirationSeconds": TOKEN_EXPIRATION_SECONDS,
+                                 "path": "token"}},
+        {"configMap": {"name": "kube-root-ca.crt",
+                       "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+        {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {
+            "apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}]}}
+
+
 def mount_api_access(spec: Obj, uid: str) -> None:
     """Same as upstream's ServiceAccount admission: a projected `kube-api-access-XXXXX` volume
     (the token, the cluster's CA bundle, the namespace), mounted read-only into every
@@ -208,13 +220,7 @@ def mount_api_access(spec: Obj, uid: str) -> None:
         return
     name = "kube-api-access-" + names.random_suffix(random.Random(uid))
     volumes = spec.get("volumes")
-    spec["volumes"] = [*(volumes if isinstance(volumes, list) else []), {"name": name, "projected": {"defaultMode": 420, "sources": [
-        {"serviceAccountToken": {"expirationSeconds": TOKEN_EXPIRATION_SECONDS,
-                                 "path": "token"}},
-        {"configMap": {"name": "kube-root-ca.crt",
-                       "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
-        {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {
-            "apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}]}}]
+    spec["volumes"] = [*(volumes if isinstance(volumes, list) else []), api_access_volume(name)]
     for c in needing:
         c["volumeMounts"] = [*(c.get("volumeMounts") or []), {
             "name": name, "readOnly": True, "mountPath": TOKEN_MOUNT_PATH}]
