@@ -21,6 +21,9 @@ Obj = dict[str, Any]
 KIND = "PodSchedulingExplanation"
 API_VERSION = "fakeapi.dev/v1alpha1"
 NO_CANDIDATES = "no candidate devices"
+FUNNEL = {"matchedByClass": "match the class", "matchedBySelectors": "match its selectors too",
+          "free": "of them free", "needed": "needed"}
+"""A request's devices narrowed down, and how `text` words each step."""
 SHARE_ID = "00000000-0000-4000-8000-000000000000"
 """The share id an explanation's trial allocations use (they are thrown away)."""
 
@@ -75,8 +78,8 @@ def _node_verdict(cycle: SchedulingCycle, pod: Obj, name: str, claims: list[PodC
         rejection = Rejection(plugin=DRA_PLUGIN, reasons=(f"error: {e}",))
     if rejection is None:
         return node_entry(name)
-    devices = [{"claim": d["claim"], "request": d["request"], "ruledOut": d["causes"]}
-               for d in diagnostics.as_dict()]
+    devices = [{"claim": r.claim, "request": r.request, "ruledOut": r.counts(), **r.funnel()}
+               for r in diagnostics.requests()]
     if not devices and rejection.reasons == (CANNOT_ALLOCATE,):
         devices = [{"claim": claim_key(c.claim), "request": r, "ruledOut": {}}
                    for c in to_allocate for r, _ in requested_classes(c.claim)]
@@ -125,4 +128,7 @@ def text(explanation: Obj) -> str:
             counts = (", ".join(f"{count} {cause}" for cause, count in causes.items())
                       if causes else NO_CANDIDATES)
             lines.append(f"    claim {d['claim']}, request {d['request']}: {counts}")
+            if d.get("needed") is not None:
+                lines.append("      " + ", ".join(f"{d[k]} {words}"
+                                                  for k, words in FUNNEL.items()))
     return "\n".join(lines) + "\n"

@@ -144,6 +144,9 @@ def _request_data(search: Search, ci: int, plan: ClaimPlan, req: Request,
         data.num_devices = len(data.all_devices)
     else:
         raise AllocationError(f"{where}: unsupported count mode {req.mode}")
+    if search.diag is not None:
+        entry = search.diag.request(ci, req.full_name)
+        entry.needed, entry.total = data.num_devices, len(search.devices)
     return data
 
 

@@ -37,6 +37,20 @@ class RequestDiagnostics:
     request: str
     devices: dict[str, str] = dataclasses.field(default_factory=dict)
     """Device (`driver/pool/device`) → the cause that ruled it out."""
+    needed: int | None = None
+    """How many devices the request asks for (None: the attempt stopped before it knew)."""
+    total: int = 0
+    """The node's devices the request was looked at against (every driver's)."""
+
+    def funnel(self) -> dict[str, int | None]:
+        """The request's devices narrowed down: those its class matches, those its own
+        selectors match too, those of them not in use, and how many it needs."""
+        counts = self.counts()
+        total = max(self.total, len(self.devices))
+        by_class = total - counts.get(CLASS_SELECTOR, 0) - counts.get(UNSUPPORTED, 0)
+        by_selectors = by_class - counts.get(REQUEST_SELECTOR, 0)
+        return {"matchedByClass": by_class, "matchedBySelectors": by_selectors,
+                "free": by_selectors - counts.get(IN_USE, 0), "needed": self.needed}
 
     def counts(self) -> dict[str, int]:
         """How many devices each cause ruled out, causes in CAUSES order."""

@@ -323,10 +323,13 @@ async def test_explain_names_each_nodes_first_filter_and_device_causes(
     assert by_node["n2"] == {"node": "n2", "feasible": False, "plugin": "TaintToleration",
                              "reasons": ["node(s) had untolerated taint {maintenance: }"]}
     assert by_node["n1"]["plugin"] == "DynamicResources"
+    # issue 18: per request, the devices narrowed down to what it needs (2 match, 1 free)
     assert by_node["n1"]["devices"] == [
-        {"claim": "default/two", "request": "gpu", "ruledOut": {"in use": 1}}]
+        {"claim": "default/two", "request": "gpu", "ruledOut": {"in use": 1},
+         "matchedByClass": 2, "matchedBySelectors": 2, "free": 1, "needed": 2}]
     assert by_node["n3"]["devices"] == [
-        {"claim": "default/two", "request": "gpu", "ruledOut": {}}]
+        {"claim": "default/two", "request": "gpu", "ruledOut": {},
+         "matchedByClass": 0, "matchedBySelectors": 0, "free": 0, "needed": 2}]
     assert explain(plane, "first")["state"] == "scheduled"
 
 
