@@ -228,9 +228,6 @@ def cpu_part(args: argparse.Namespace) -> None:
                 print(f"view {'open' if view else 'closed'}: {args.pods} Running in "
                       f"{time.perf_counter() - t0:.1f} s (created at {reached:.0f}/s), server "
                       f"{spent[view]:.1f} CPU s; {meter.text()}")
-                if driver is not None:
-                    driver.quit()
-                    driver = None
         finally:
             if driver is not None:
                 driver.quit()
