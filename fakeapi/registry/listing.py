@@ -67,14 +67,14 @@ def list_page(store: Store, kind: ResourceType, namespace: str | None, *,
         else:
             revision = at
     elif resource_version_match == "Exact":
-        at = revision = _parse_rv(resource_version)
+        at = _parse_rv(resource_version)
+        if at > revision:  # same as upstream: etcd's future revision, as for NotOlderThan
+            raise _too_large(at, revision)
+        revision = at
     elif resource_version not in ("", "0"):
         wanted = _parse_rv(resource_version)
         if wanted > revision:
-            # same as upstream storage.NewTooLargeResourceVersionError
-            raise ApiError(504, "Timeout", f"Timeout: Too large resource version: {wanted}, "
-                           f"current: {revision}", retry_after=1, causes=[Cause(
-                               "", "Too large resource version", "ResourceVersionTooLarge")])
+            raise _too_large(wanted, revision)
     items: list[Event | Obj] = []
     last_key = ""
     more = False
@@ -104,6 +104,13 @@ def list_page(store: Store, kind: ResourceType, namespace: str | None, *,
     token = _encode_continue(revision, last_key) if more else ""
     return ListResult(items=items, revision=revision, continue_token=token,
                       remaining=remaining)
+
+
+def _too_large(wanted: int, current: int) -> ApiError:
+    """Upstream storage.NewTooLargeResourceVersionError: a revision the server has not reached."""
+    return ApiError(504, "Timeout", f"Timeout: Too large resource version: {wanted}, "
+                    f"current: {current}", retry_after=1, causes=[Cause(
+                        "", "Too large resource version", "ResourceVersionTooLarge")])
 
 
 def _parse_rv(value: str) -> int:

@@ -1,13 +1,15 @@
 """The web view in headless Chromium against a real `fakeapi serve` (the default cluster: two
 nodes of eight GPUs), with the dra-example-driver's quickstart applied by kubectl v1.37: the
 grid shows the allocated GPUs and the pods holding them, a pending pod shows the scheduler's
-explanation, a DeviceFault applied from the page's own form turns the cell Unhealthy without
+explanation, a revision picked before a GPU's allocation shows it free (read-only, unwatched)
+until back to live, a DeviceFault applied from the page's own form turns the cell Unhealthy without
 a reload (its `<script>` message shown as text), a screenshot is not blank, and a user who may
 not list ResourceSlices sees the 403, not an empty grid. One server and one browser for the
 module: CI time is tight."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -196,3 +198,73 @@ def test_a_user_who_may_not_list_slices_sees_the_403(page: Any, srv: ServerProce
     poll(lambda: text_of(page, "#claims"), until=lambda t: "pods pod0" in t, what="claims")
     assert not page.find_element("css selector", "#fault-form button").is_enabled()
     assert text_of(page, "#fault-note") == "you may not create DeviceFaults"
+
+
+def allocated_at(k: Kubectl, pod: str) -> tuple[str, int, int]:
+    """The claim of `pod`, the revision its allocation was written at, and the pod's binding's."""
+    claims = json.loads(k("get", "resourceclaims", "-n", NAMESPACE, "-o", "json"))["items"]
+    [claim] = [c["metadata"]["name"] for c in claims
+               if pod in [r["name"] for r in c["status"].get("reservedFor", [])]]
+
+    def events(kind: str, name: str) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in k(
+            "get", "--raw", f"/debug/fakeapi/log?kind={kind}&namespace={NAMESPACE}&name={name}"
+        ).splitlines()]
+
+    allocation = min(e["revision"] for e in events("resourceclaims", claim)
+                     if (e["object"].get("status") or {}).get("allocation"))
+    bound = min(e["revision"] for e in events("pods", pod) if e["object"]["spec"].get("nodeName"))
+    return claim, allocation, bound
+
+
+def test_a_past_revision_shows_the_cluster_as_it_was_then_read_only(
+        page: Any, srv: ServerProcess, k: Kubectl) -> None:
+    sign_in(page, srv.url, ADMIN)
+    device, pod = sorted(allocated(k).items())[0]
+    claim, allocation, bound = allocated_at(k, pod)
+    assert allocation < bound  # allocated, then bound: before the allocation it was free
+
+    def cell(id: str) -> dict[str, str]:
+        return next((c for c in cells(page) if c["id"] == id), {})
+
+    def has_state(state: str, c: dict[str, str]) -> bool:
+        return c.get("state") == state
+
+    poll(lambda: cell(device), until=lambda c: c.get("state") == "allocated", what="live cell")
+    page.execute_script("window.notReloaded = true")
+    # the server answers that revision's list as it was (etcd's Exact), as kubectl reads it
+    past = json.loads(k("get", "--raw", f"/apis/resource.k8s.io/v1/namespaces/{NAMESPACE}/"
+                        f"resourceclaims?resourceVersion={allocation - 1}"
+                        "&resourceVersionMatch=Exact"))
+    assert past["metadata"]["resourceVersion"] == str(allocation - 1)
+    assert [c["metadata"]["name"] for c in past["items"]
+            if (c.get("status") or {}).get("allocation")] == []
+    for revision, state, holder in [(allocation - 1, "free", False),
+                                    (bound, "allocated", True)]:
+        box = page.find_element("id", "travel-revision")
+        box.clear()
+        box.send_keys(str(revision))
+        page.find_element("css selector", "#travel button[type=submit]").click()
+        shown = poll(lambda: cell(device), until=functools.partial(has_state, state),
+                     what=f"the cell {state} at revision {revision}")
+        assert (f"{NAMESPACE}/{pod}" in shown["text"]) is holder
+        poll(lambda: text_of(page, "#status"), until=f"revision {revision}".__eq__,
+             what="the past revision's status, every kind read")
+        assert text_of(page, "#travel-note") == f"showing revision {revision}, read-only"
+        assert not page.find_element("css selector", "#fault-form button").is_enabled()
+        row = text_of(page, f'[data-claim="{NAMESPACE}/{claim}"]')
+        assert ("not allocated" in row) is (state == "free")
+        assert (device.split("/", 1)[1] in row) is holder
+    # the past is not watched: a change made now shows once back to live
+    node = device.split("/")[1]
+    k("taint", "node", node, "ui-travel=1:NoSchedule")
+    assert "ui-travel" not in text_of(page, f'[data-node="{node}"]')
+    page.find_element("id", "live").click()
+    poll(lambda: text_of(page, f'[data-node="{node}"]'), until=lambda t: "ui-travel=1" in t,
+         what="the new taint, live again")
+    k("taint", "node", node, "ui-travel-")
+    poll(lambda: text_of(page, "#status"), until=lambda t: t == "live", what="the live status")
+    assert cell(device)["state"] == "allocated"
+    assert not page.find_element("id", "live").is_displayed()
+    assert page.execute_script("return window.notReloaded") is True
+    assert script_errors(page) == []

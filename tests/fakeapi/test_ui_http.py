@@ -37,7 +37,8 @@ async def served(aiohttp_client: Any) -> tuple[Cluster, TestClient]:
 
 
 @pytest.mark.parametrize(("path", "content_type", "contains"), [
-    ("/ui/", "text/html", b'<script src="app.js"'),
+    ("/ui/", "text/html", b'<script src="app.js" type="module">'),
+    ("/ui/watch.js", "text/javascript", b"resourceVersionMatch=Exact"),
     ("/ui/index.html", "text/html", b'<link rel="stylesheet" href="ui.css">'),
     ("/ui/app.js", "text/javascript", b"textContent"),
     ("/ui/ui.css", "text/css", b".cell"),

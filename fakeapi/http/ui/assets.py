@@ -21,14 +21,20 @@ ASSETS = {
     "": ("index.html", "text/html; charset=utf-8"),
     "index.html": ("index.html", "text/html; charset=utf-8"),
     "app.js": ("app.js", "text/javascript; charset=utf-8"),
+    "api.js": ("api.js", "text/javascript; charset=utf-8"),
+    "view.js": ("view.js", "text/javascript; charset=utf-8"),
+    "watch.js": ("watch.js", "text/javascript; charset=utf-8"),
+    "grid.js": ("grid.js", "text/javascript; charset=utf-8"),
+    "panels.js": ("panels.js", "text/javascript; charset=utf-8"),
+    "timeline.js": ("timeline.js", "text/javascript; charset=utf-8"),
     "ui.css": ("ui.css", "text/css; charset=utf-8"),
 }
 """What `/ui/NAME` serves: (file in `static/`, content type)."""
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-"""No inline script or style, no other origin, no framing: the page's one script builds its
-DOM from text, and this makes an injected `<script>` inert even if it got in."""
+"""No inline script or style, no other origin, no framing: the page's scripts (ES modules from
+`'self'`) build its DOM from text, and this makes an injected `<script>` inert even if it got in."""
 HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "X-Content-Type-Options": "nosniff",
