@@ -55,18 +55,19 @@ class _Eval:
         return self.items[self.pos - 1]
 
     def or_(self) -> bool:
-        value = self.and_()
-        while self.op(self.or_op):
-            self.pos += 1
-            value = self.and_() or value
-        return value
+        return self.chain(self.or_op, self.and_, any)
 
     def and_(self) -> bool:
-        value = self.not_()
-        while self.op(self.and_op):
+        return self.chain(self.and_op, self.not_, all)
+
+    def chain(self, op: str, operand: Callable[[], bool],
+              combine: Callable[[list[bool]], bool]) -> bool:
+        """Operands joined by one operator (every operand is evaluated, as test does)."""
+        values = [operand()]
+        while self.op(op):
             self.pos += 1
-            value = self.not_() and value
-        return value
+            values.append(operand())
+        return combine(values)
 
     def not_(self) -> bool:
         if self.op("!") and self.pos + 1 < len(self.items):
