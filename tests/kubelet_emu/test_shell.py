@@ -1,5 +1,6 @@
 """The container shell interpreter, case by case (tests/data/kubelet_emu/shell.yaml): what a
-real bash prints, how long it blocks, what SIGTERM does; and which commands it runs."""
+real bash prints, how long it blocks on the virtual clock, what SIGTERM does; and which
+commands it runs."""
 
 from __future__ import annotations
 
@@ -12,17 +13,21 @@ from kubelet_emu import shell
 from kubelet_emu.process import Process
 from tests.support.paths import ROOT
 
+NOW = "2026-03-01T12:34:56Z"
 CASES = yaml.safe_load((ROOT / "tests" / "data" / "kubelet_emu" / "shell.yaml").read_text())
 
 
-def run(case: dict[str, Any]) -> tuple[list[str], list[str], list[str], int | None, Process]:
+def run(case: dict[str, Any]
+        ) -> tuple[list[str], list[str], list[str], int | None, float, Process]:
+    """Run a case's script on a virtual clock: stdout, stderr, sleeps, exit, seconds."""
     files = case.get("files") or {}
     fs = shell.FileSystem({p: p for p in files}, files.get)
-    sh = shell.Shell(env=dict(case.get("env") or {}), fs=fs, now=lambda: "now")
+    sh = shell.Shell(env=dict(case.get("env") or {}), fs=fs, now=lambda: NOW)
     proc = Process(script=case["script"], sh=sh, view=[])
     out: list[str] = []
     err: list[str] = []
     steps: list[str] = []
+    elapsed = 0.0
     progress = proc.resume()
     while True:
         for o in progress.output:
@@ -30,19 +35,25 @@ def run(case: dict[str, Any]) -> tuple[list[str], list[str], list[str], int | No
         if progress.exit_code is not None:
             break
         wake = progress.wake_after
+        if "until" in case and (wake is None or elapsed + wake > case["until"]):
+            break
         steps.append(f"sleep {wake:g}" if wake is not None else "sleep -")
         if wake is None or ("term" in case and len(steps) == len(case.get("steps") or [])):
             break
+        elapsed += wake
         progress = proc.resume()
-    return out, err, steps, progress.exit_code, proc
+    return out, err, steps, progress.exit_code, elapsed, proc
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_scripts_print_block_and_exit_as_bash_does(case: dict[str, Any]) -> None:
-    out, err, steps, code, proc = run(case)
+    out, err, steps, code, elapsed, proc = run(case)
     assert out == case.get("out", [])
     assert err == case.get("err", [])
-    assert steps == case.get("steps", [])
+    if "until" not in case or "steps" in case:
+        assert steps == case.get("steps", [])
+    if "elapsed" in case:
+        assert elapsed == case["elapsed"]
     if "exit" in case:
         assert code == case["exit"]
     if "term" in case:
