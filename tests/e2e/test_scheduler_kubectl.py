@@ -113,7 +113,8 @@ def test_a_claim_is_allocated_and_reserved(cluster: Kubectl, tmp_path: Path) -> 
     report = json.loads(cluster("get", "--raw", "/explain/namespaces/default/pods/waiting"))
     verdicts = {n["node"]: n for n in report["nodes"]}
     assert verdicts["node-a"]["devices"] == [
-        {"claim": "default/second-gpu", "request": "gpu", "ruledOut": {"in use": 1}}]
+        {"claim": "default/second-gpu", "request": "gpu", "ruledOut": {"in use": 1},
+         "matchedByClass": 1, "matchedBySelectors": 1, "free": 0, "needed": 1}]
     assert verdicts["node-b"]["reasons"] == ["cannot allocate all claims"]
     res = subprocess.run([sys.executable, "-m", "fakeapi.cli", "explain", "pod",
                           "default/waiting", "--kubeconfig", str(cluster.kubeconfig)],
