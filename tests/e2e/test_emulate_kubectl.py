@@ -11,10 +11,9 @@ from __future__ import annotations
 import base64
 import json
 import os
-import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +30,6 @@ from tests.support.processes import (
     EmulateProcess,
     ServerProcess,
     fakeapi_command,
-    start_emulate,
-    start_server,
 )
 from tests.support.waiting import poll
 
@@ -43,32 +40,6 @@ DEMO = next(s for s in yaml.safe_load((ROOT / "tests" / "data" / "kubelet_emu" /
 SA = "system:serviceaccount:kube-system:"
 PLANE = "scheduler,resource-claim-controller,garbage-collector,kubelet"
 """What the demo needs: binding, claims from templates, their deletion with the pods, nodes."""
-
-
-@pytest.fixture(scope="module")
-def api_only() -> Iterator[ServerProcess]:
-    """The API-only server (short data dir: the nodes' sockets live under emulate's)."""
-    data = Path(tempfile.mkdtemp(prefix="fa-", dir="/tmp"))
-    server = start_server(data / "srv", "--components", "none", "--nodes", "0")
-    yield server
-    assert server.stop() == 0
-    shutil.rmtree(data, ignore_errors=True)
-
-
-@pytest.fixture
-def emulate(api_only: ServerProcess) -> Iterator[Callable[..., EmulateProcess]]:
-    """Starts emulate processes against the server; stops them all afterwards."""
-    started: list[EmulateProcess] = []
-
-    def start(*args: str) -> EmulateProcess:
-        data = Path(tempfile.mkdtemp(prefix="em", dir=api_only.data_dir.parent))
-        proc = start_emulate(api_only.kubeconfig, data, *args)
-        started.append(proc)
-        return proc
-
-    yield start
-    for proc in started:
-        proc.stop()
 
 
 def items(k: Kubectl, *args: str) -> list[Obj]:
@@ -183,7 +154,7 @@ def test_two_schedulers_elect_one_and_the_other_takes_over_after_kill_9(
     k = Kubectl(kubectl_binary, api_only.kubeconfig)
     emulate("--components", "kubelet", "--nodes", "2")
     candidates = [emulate("--components", "scheduler", *FAST_LEASE) for _ in range(2)]
-    identity = {c.ready.rpartition("identity=")[2]: c for c in candidates}
+    identity = {c.field("identity"): c for c in candidates}
 
     def holder() -> str:
         lease = json.loads(k("get", "lease", "kube-scheduler", "-n", "kube-system",
@@ -212,7 +183,7 @@ def test_kubectl_logs_and_exec_reach_the_kubelet_api_of_an_emulate_process(
         emulate: Callable[..., EmulateProcess]) -> None:
     k = Kubectl(kubectl_binary, api_only.kubeconfig)
     proc = emulate("--components", "kubelet", "--nodes", "1")
-    port = int(proc.ready.partition(" kubelet=127.0.0.1:")[2].split()[0])
+    port = int(proc.field("kubelet").rpartition(":")[2])
     node = poll(lambda: json.loads(k("get", "node", "worker-0", "-o", "json", check=False)
                                    or "{}"), what="worker-0 advertises the kubelet API",
                 until=lambda n: n.get("status", {}).get("daemonEndpoints") == {
