@@ -9,8 +9,10 @@ killed they fail with upstream's dial error. A server emulate can't use is a cle
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
+import re
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -82,6 +84,36 @@ def test_the_gpu_demo_runs_with_the_plane_in_an_emulate_process(
          what="the template's claims deleted with their pods (the garbage collector)")
     assert proc.proc.poll() is None  # still running
     k("delete", "-f", "-", "--ignore-not-found", input=yaml.safe_dump_all(objects[1:]))
+
+
+def log_lines(k: Kubectl, pod: str, ns: str) -> list[str]:
+    """`kubectl logs` of a pod's ctr0, a line each."""
+    return k("logs", pod, "-c", "ctr0", "-n", ns).splitlines()
+
+
+def test_the_quickstart_runs_with_every_component_in_one_emulate_process(
+        kubectl_binary: str, api_only: ServerProcess,
+        emulate: Callable[..., EmulateProcess]) -> None:
+    """The issue's test: `serve --components none --nodes 0` plus one emulate process with
+    all components and 2 nodes runs gpu-test1, and `kubectl logs` through serve's proxy
+    shows each container's GPU environment."""
+    k = Kubectl(kubectl_binary, api_only.kubeconfig)
+    proc = emulate("--nodes", "2")
+    assert "scheduler" in proc.field("components").split(",")
+    poll(lambda: len(items(k, "resourceslices")) == 4, what="both nodes' slices published")
+    objects = manifest(DEMO)
+    ns = DEMO["name"]
+    k("apply", "-f", "-", input=yaml.safe_dump_all(objects))
+    k("wait", "--for=condition=Ready", "pod/pod0", "pod/pod1", "-n", ns, "--timeout=60s")
+    for pod in ("pod0", "pod1"):
+        lines = poll(functools.partial(log_lines, k, pod, ns),
+                     what=f"{pod}'s export output",
+                     until=lambda ls: any(t.startswith("declare -x GPU_DEVICE_") for t in ls))
+        devices = [t for t in lines if re.fullmatch(r'declare -x GPU_DEVICE_\d+="gpu-\d+"', t)]
+        assert len(devices) == 1, lines  # one GPU each, as the quickstart's output shows
+        assert any(t.startswith(devices[0].partition("=")[0] + "_SHARING_STRATEGY=")
+                   for t in lines)
+    k("delete", "namespace", ns, "--wait=false")
 
 
 def gpu_pod(name: str, node: str, ns: str) -> list[Obj]:
