@@ -77,12 +77,59 @@ EMULATOR_GROUP = "emulator.fakeapi.dev"
 """The API group only a fakeapi server serves (how `auto` tells one)."""
 SCHEDULER_LEASE = "kube-scheduler"
 CONTROLLERS_LEASE = "kube-controller-manager"
+PROBE_SECONDS = 2.0
+"""How often `/readyz`'s `apiserver` check asks the server."""
 NOT_ELECTED = frozenset({"kubelet"})
 """Components every process runs for its own nodes (no leader election)."""
 
 
 class StartError(Exception):
     """The emulate process can't start against this server (the message says why)."""
+
+
+def refusal(server: str, e: ApiError) -> str:
+    """What a refusal of the API server at `server` says (at start-up and in `/readyz`)."""
+    return f"the API server at {server} refused ({e.code} {e.reason}): {e.message}"
+
+
+class ServerProbe:
+    """The `apiserver` readiness check: every `PROBE_SECONDS` the informers' identity lists
+    no Node, so `/readyz` says when the server can't be reached or refuses, and why."""
+
+    def __init__(self, client: ApiClient, *, server: str, clock: Clock) -> None:
+        self.client = client
+        self.server = server
+        self.clock = clock
+        self.error = ""
+        """Why the last probe failed ("" when it answered)."""
+
+    async def probe(self) -> None:
+        """Ask once; `error` says what came of it."""
+        try:
+            await self.client.list(NODES.resource_id, label_selector="none=none")
+            self.error = ""
+        except Unreachable as e:
+            self.error = str(e)
+        except ApiError as e:
+            self.error = refusal(self.server, e)
+
+    async def run(self) -> None:
+        """Probe until cancelled."""
+        while True:
+            await self.clock.sleep(PROBE_SECONDS)
+            await self.probe()
+
+    def busy(self) -> bool:
+        """Never busy: the probe writes nothing."""
+        return False
+
+    def ready(self) -> bool:
+        """Whether the last probe was answered."""
+        return not self.error
+
+    def not_ready_reason(self) -> str:
+        """The last probe's failure."""
+        return self.error
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -117,9 +164,13 @@ class EmulatedPlane:
         self.clock = clock or RealClock()
         self.gates = FeatureGates(feature_gates or {})
         self.randomness = RandomSource(seed)
-        self.emulator = emulator or EmulatorSettings()
+        self.identity = identity or candidate_identity()
+        """This process's holderIdentity in the Leases it campaigns for, and the process its
+        node Leases name (`kubelet_emu.settings.PROCESS_ANNOTATION`)."""
+        self.emulator = dataclasses.replace(emulator or EmulatorSettings(),
+                                            process=self.identity)
         self._selection = components
-        self.specs = select(all_components(emulator), components)
+        self.specs = select(all_components(self.emulator), components)
         self.kubelet_api = kubelet_api
         self.kubelet_server: KubeletApiServer | None = None
         """The kubelet API's listener, while it serves (a kubelet runs and `kubelet_api`)."""
@@ -129,8 +180,6 @@ class EmulatedPlane:
         self.informers: Informers | None = None
         self.leader_elect = leader_elect
         self.lease_timing = lease_timing
-        self.identity = identity or candidate_identity()
-        """This process's holderIdentity in the Leases it campaigns for."""
         self.electors: dict[str, LeaderElector] = {}
         self._clients: dict[tuple[str, str | None], ApiClient] = {}
 
@@ -162,9 +211,11 @@ class EmulatedPlane:
         except Unreachable as e:
             raise StartError(str(e)) from None
         except ApiError as e:
-            raise StartError(f"the API server at {self.remote.server} refused "
-                             f"({e.code} {e.reason}): {e.message}") from None
+            raise StartError(refusal(self.remote.server, e)) from None
         self.informers = Informers(client=informers_client)
+        self.supervisor.add("apiserver", ServerProbe(informers_client,
+                                                     server=self.remote.server,
+                                                     clock=self.clock))
         await self._serve_kubelet_api()
         groups = {SCHEDULER_LEASE: [s for s in self.specs if s.name == "scheduler"],
                   CONTROLLERS_LEASE: [s for s in self.specs if s.name != "scheduler"

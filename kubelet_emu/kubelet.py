@@ -46,7 +46,7 @@ from fakeapi.runtime.workqueue import WorkQueue
 from kubelet_emu.binding_conditions import BindingConditionsController
 from kubelet_emu.device_classes import CLASSES, DeviceClassInstaller
 from kubelet_emu.faults import FaultInjector
-from kubelet_emu.lease import LeaseRenewer
+from kubelet_emu.lease import RELEASE_SECONDS, LeaseRenewer
 from kubelet_emu.node_dirs import PLUGINS, REGISTRY
 from kubelet_emu.node_registration import NodeRegistrar
 from kubelet_emu.node_state import EmulatedNodes, NodeState
@@ -115,6 +115,7 @@ class Kubelet:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            await self._release_leases()
             await self.plugins.close()  # the channels before the servers they talk to
             for name in list(self._plugin_servers):
                 await self._stop_plugin_servers(name)
@@ -122,6 +123,14 @@ class Kubelet:
             for name, server in servers.items():
                 await server.stop(None)
                 sockets.release(self.nodes.root(name) / podresources.SOCKET)
+
+    async def _release_leases(self) -> None:
+        """Release the nodes' Leases for the next process, within a bound (real time: a
+        stop must not hang on a server that is gone, whatever the clock)."""
+        try:
+            await asyncio.wait_for(self.leases.release(), RELEASE_SECONDS)
+        except TimeoutError:
+            log.warning("the nodes' Leases were not released within %g s", RELEASE_SECONDS)
 
     def busy(self) -> bool:
         """Whether any controller has keys queued or being reconciled."""
@@ -135,6 +144,17 @@ class Kubelet:
             n in self.nodes.by_name and all(self.nodes.by_name[n].plugin(d) is not None
                                             for d in self.nodes.by_name[n].fakes)
             for n in self.nodes.configured)
+
+    def not_ready_reason(self) -> str:
+        """The informers it waits for, else the nodes not running yet (and why, when another
+        process runs one)."""
+        waiting = sorted({r for c in self.controllers for r in c.unsynced()})
+        if waiting:
+            return "waiting for the informers of " + ", ".join(waiting)
+        pending = [self.nodes.refused.get(n, n) for n in self.nodes.configured
+                   if n not in self.nodes.by_name]
+        return "nodes not running yet: " + "; ".join(pending) if pending else \
+            "waiting for the nodes' plugins to register"
 
     def queues(self) -> Sequence[WorkQueue[Any]]:
         """Each controller's work queue (for `/metrics`)."""

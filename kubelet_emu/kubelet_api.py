@@ -25,6 +25,7 @@ from fakeapi.kube import podwire
 from fakeapi.kube.podio import ExecRequest, NodeStreams
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.querybool import query_flag
+from fakeapi.runtime.listener import AppListener
 
 Obj = dict[str, Any]
 PodLookup = Callable[[str, str], Obj | None]
@@ -42,9 +43,7 @@ class KubeletApiServer:
         self._pods = pods
         self._streams = streams
         self._tls = tls
-        self._runner: web.AppRunner | None = None
-        self.port = 0
-        """The bound port (after `start()`)."""
+        self._listener = AppListener(shutdown_timeout=2)
 
     def app(self) -> web.Application:
         """The aiohttp application of the kubelet's endpoints."""
@@ -57,21 +56,18 @@ class KubeletApiServer:
                                  self._unsupported)
         return app
 
+    @property
+    def port(self) -> int:
+        """The bound port (after `start()`)."""
+        return self._listener.port
+
     async def start(self, host: str, port: int) -> int:
         """Listen on `host:port` (0: a free port) and return the bound port."""
-        self._runner = web.AppRunner(self.app(), access_log=None, handle_signals=False,
-                                     shutdown_timeout=2)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, host, port, ssl_context=self._tls)
-        await site.start()
-        self.port = int(self._runner.addresses[0][1])
-        return self.port
+        return await self._listener.start(self.app(), host, port, self._tls)
 
     async def stop(self) -> None:
         """Stop listening and close the open streams."""
-        runner, self._runner = self._runner, None
-        if runner is not None:
-            await runner.cleanup()
+        await self._listener.stop()
 
     @web.middleware
     async def _guard(self, request: web.Request,

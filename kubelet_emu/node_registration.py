@@ -24,7 +24,7 @@ import kubelet_emu.nodes as nodes
 from fakeapi.kube.podio import NodeStreams
 from fakeapi.machinery.errors import ApiError
 from fakeapi.machinery.timestamps import rfc3339
-from fakeapi.registry.kinds import RESOURCE_CLAIMS
+from fakeapi.registry.kinds import LEASES, RESOURCE_CLAIMS
 from fakeapi.runtime.component import ComponentContext, Controller
 from kubelet_emu.drivers import FakeDriver
 from kubelet_emu.health import HealthCache
@@ -46,6 +46,7 @@ log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 NODES = "nodes"
 CLAIMS = RESOURCE_CLAIMS.resource_id
+LEASES_ID = LEASES.resource_id
 
 
 def opted_out(node: Obj) -> bool:
@@ -120,7 +121,7 @@ class NodeRegistrar(Controller[str]):
                                                   or not self.nodes.settings.owns(name)):
             self.forget(name)
             return
-        if state is not None:
+        if state is not None or await self._run_elsewhere(name):
             return
         where = nodes.Addressing(self.nodes.index(name), self.nodes.settings.kubelet_endpoint)
         state = NodeState(name=name, where=where,
@@ -156,6 +157,34 @@ class NodeRegistrar(Controller[str]):
         self.nodes.by_name[name] = state
         client.serve_pod_streams(name, self._streams(name))
         await self._registered(state, node, created)
+
+    async def _run_elsewhere(self, name: str) -> bool:
+        """Whether another emulate process runs `name` (its node Lease, renewed in time,
+        names that process): then this one refuses the node, says which process owns it, and
+        looks again at each renewal period (it runs the node once the Lease has expired or the
+        other process released it)."""
+        process = self.nodes.settings.process
+        if not process:
+            return False
+        try:
+            lease = await self.nodes.client(KUBELET_ACCOUNT, name).get(
+                LEASES_ID, name, nodes.LEASE_NAMESPACE)
+        except ApiError as e:
+            if e.code != 404:
+                raise
+            lease = None
+        owner = nodes.lease_owner(lease, process, self.clock.now())
+        if not owner:
+            self.nodes.refused.pop(name, None)
+            return False
+        assert lease is not None
+        why = (f"{name} is run by emulate process {owner} (its Lease "
+               f"{nodes.LEASE_NAMESPACE}/{name} renewed at {lease['spec'].get('renewTime')})")
+        if self.nodes.refused.get(name) != why:
+            log.warning("not running node %s", why)
+        self.nodes.refused[name] = why
+        self.queue.add_after(name, nodes.LEASE_RENEW_SECONDS)
+        return True
 
     def forget(self, name: str) -> None:
         """Stop running a kubelet for `name` (its pending keys find no state)."""

@@ -110,6 +110,8 @@ class EmulatedNodes:
         """The nodes the emulator registers itself (the others are adopted)."""
         self.by_name: dict[str, NodeState] = {}
         """The nodes a kubelet runs for now."""
+        self.refused: dict[str, str] = {}
+        """Nodes of this shard that another emulate process runs, and why this one says so."""
         self._client = client
         self._client_for = client_for
         self._clients: dict[tuple[str, str | None], ApiClient] = {}

@@ -10,6 +10,7 @@ the kubelet's reasons, nodeInfo, addresses, a Lease in kube-node-lease renewed e
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import hashlib
 import ipaddress
 import uuid
@@ -17,6 +18,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from fakeapi import KUBERNETES_VERSION
+from fakeapi.machinery.timestamps import parse_time_or_none
+from kubelet_emu.settings import PROCESS_ANNOTATION
 
 if TYPE_CHECKING:
     from kubelet_emu.profile import NodeProfile
@@ -181,14 +184,31 @@ def adopted_status(node: Obj, profile: NodeProfile | None, where: Addressing, no
     return status
 
 
-def lease_object(node: Obj, now_micro: str) -> Obj:
-    """The node's Lease in kube-node-lease, owned by the Node (upstream's nodelease)."""
+def lease_object(node: Obj, now_micro: str, process: str = "") -> Obj:
+    """The node's Lease in kube-node-lease, owned by the Node (upstream's nodelease), and
+    annotated with the emulate process renewing it (when one is named)."""
     name = node["metadata"]["name"]
+    owner = {"annotations": {PROCESS_ANNOTATION: process}} if process else {}
     return {
         "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
         "metadata": {"name": name, "namespace": LEASE_NAMESPACE, "ownerReferences": [{
             "apiVersion": "v1", "kind": "Node", "name": name,
-            "uid": node["metadata"]["uid"]}]},
+            "uid": node["metadata"]["uid"]}], **owner},
         "spec": {"holderIdentity": name, "leaseDurationSeconds": LEASE_DURATION_SECONDS,
                  "renewTime": now_micro},
     }
+
+
+def lease_owner(lease: Obj | None, process: str, now: dt.datetime) -> str:
+    """The other emulate process that runs the node of `lease`: the one its annotation names,
+    while its renewal holds (renewTime plus leaseDurationSeconds not passed); "" when none
+    does (no Lease, this process's, one no process annotated, or expired)."""
+    if not lease:
+        return ""
+    owner = str((lease["metadata"].get("annotations") or {}).get(PROCESS_ANNOTATION) or "")
+    spec = lease.get("spec") or {}
+    renewed = parse_time_or_none(spec.get("renewTime"))
+    if not owner or owner == process or renewed is None:
+        return ""
+    holds = dt.timedelta(seconds=int(spec.get("leaseDurationSeconds") or 0))
+    return owner if now < renewed + holds else ""

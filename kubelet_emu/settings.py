@@ -34,6 +34,9 @@ MANAGED_ANNOTATION = "emulator.fakeapi.dev/managed"
 treats a node whose kubelet is gone."""
 PROFILE_ANNOTATION = "emulator.fakeapi.dev/profile"
 """On a Node (label or annotation): the profile whose fake devices its kubelet publishes."""
+PROCESS_ANNOTATION = "emulator.fakeapi.dev/process"
+"""On a node's Lease in kube-node-lease: the emulate process whose kubelet renews it (its
+leader-election identity), so a second process given the same node refuses to run it."""
 RUN_SECONDS_ANNOTATION = "emulator.fakeapi.dev/run-seconds"
 """On a Pod: how long its containers run before they exit 0 (a container's own command,
 when the emulator can read it, decides otherwise)."""
@@ -85,6 +88,9 @@ class EmulatorSettings:
     """(address, port) of the kubelet API serving these nodes (`fakeapi emulate`), which each
     Node advertises as its InternalIP and `daemonEndpoints`; None: no listener (in process,
     each node keeps its emulated address and port 10250)."""
+    process: str = ""
+    """The emulate process these kubelets run in (`PROCESS_ANNOTATION` on each node Lease);
+    "": in process, where no other process runs nodes."""
 
     def owns(self, node: str) -> bool:
         """Whether `node` is in this emulator's shard."""

@@ -77,6 +77,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument("--kubelet-port", type=int, default=0, metavar="PORT",
                      help="the kubelet API's port, advertised in each node's "
                           "daemonEndpoints (default 0: a free one)")
+    cmd.add_argument("--health-address", default="127.0.0.1", metavar="IP",
+                     help="where /readyz, /livez and /healthz of this process listen, over "
+                          "plain HTTP (default 127.0.0.1)")
+    cmd.add_argument("--health-port", type=int, default=0, metavar="PORT",
+                     help="their port (default 0: a free one, printed in the ready line)")
     add_plane_settings(cmd)
     add_log_level(cmd)
     cmd.set_defaults(run=run)
@@ -99,6 +104,7 @@ async def emulate(args: argparse.Namespace) -> int:
     from fakeapi.emulation import EmulatedPlane, KubeletListen, StartError
     from fakeapi.machinery.statedir import make_temporary_state
     from fakeapi.remote_client import RemoteClient
+    from fakeapi.runtime.healthserver import HealthServer
     from fakeapi.runtime.leaderelection import LeaseTiming
 
     state_dir = args.data_dir or make_temporary_state(prefix="fakeapi-emulate-")
@@ -127,6 +133,14 @@ async def emulate(args: argparse.Namespace) -> int:
         print(f"fakeapi emulate: {e}", file=sys.stderr, flush=True)
         await remote.close()
         return 1
+    health = HealthServer(plane.health)
+    try:
+        await health.start(args.health_address, args.health_port)
+    except OSError as e:
+        print(f"fakeapi emulate: cannot serve /readyz on {args.health_address}:"
+              f"{args.health_port}: {e.strerror or e}", file=sys.stderr, flush=True)
+        await plane.stop()
+        return 1
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -136,8 +150,9 @@ async def emulate(args: argparse.Namespace) -> int:
     print(f"fakeapi emulate ready against {remote.server}: components="
           f"{','.join(plane.components) or 'none'} nodes={args.nodes}{endpoint} "
           f"shard={args.shard[0]}/{args.shard[1]} identities={plane.identities} "
-          f"identity={plane.identity}", flush=True)
+          f"identity={plane.identity} health={args.health_address}:{health.port}", flush=True)
     await stop.wait()
+    await health.stop()
     await plane.stop()
     if args.data_dir is None:
         shutil.rmtree(state_dir, ignore_errors=True)

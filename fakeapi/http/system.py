@@ -14,6 +14,8 @@ from fakeapi import KUBERNETES_VERSION
 from fakeapi.cluster import Cluster
 from fakeapi.http import openapi, openapi_v2
 from fakeapi.http.responses import JSON_TYPE, error_response, json_response, not_found_path
+from fakeapi.machinery import healthtext
+from fakeapi.machinery.healthtext import Check
 
 
 async def version(request: web.Request) -> web.Response:
@@ -33,8 +35,6 @@ def _arch() -> str:
     return {"x86_64": "amd64", "aarch64": "arm64"}.get(machine, machine)
 
 
-Check = tuple[str, bool, str]
-"""One named health check result: (name, ok, reason)."""
 Checks = Callable[[], Iterable[Check]]
 
 
@@ -54,19 +54,9 @@ def health_handlers(cluster: Cluster, extra_checks: Checks | None
     def answer(request: web.Request, extra: bool) -> web.Response:
         endpoint = request.path.strip("/").split("/")[0]
         found = checks(extra)
-        wanted = request.match_info.get("check")
-        if wanted:
-            found = [c for c in found if c[0] == wanted]
-            if not found:
-                return web.Response(status=404, text="404 page not found\n")
-        failed = [c for c in found if not c[1]]
-        verbose = "verbose" in request.query or failed
-        if not verbose:
-            return web.Response(text="ok")
-        lines = [f"[+]{name} ok" if ok else f"[-]{name} failed: {reason or 'reason withheld'}"
-                 for name, ok, reason in found]
-        lines.append(f"{endpoint} check {'failed' if failed else 'passed'}")
-        return web.Response(status=500 if failed else 200, text="\n".join(lines) + "\n")
+        status, text = healthtext.render(endpoint, found, verbose="verbose" in request.query,
+                                         only=request.match_info.get("check"))
+        return web.Response(status=status, text=text)
 
     async def live(request: web.Request) -> web.Response:
         return answer(request, extra=False)

@@ -124,6 +124,14 @@ class Controller(Generic[K]):
         """Every watched informer has synced."""
         return all(i.synced for i, _ in self._watched)
 
+    def unsynced(self) -> list[str]:
+        """The resources of the watched informers that have not synced."""
+        return [i.resource for i, _ in self._watched if not i.synced]
+
+    def not_ready_reason(self) -> str:
+        """Which informers it waits for."""
+        return "waiting for the informers of " + ", ".join(self.unsynced())
+
     def queues(self) -> Sequence[WorkQueue[Any]]:
         """Its work queue (for `/metrics`)."""
         return (self.queue,)

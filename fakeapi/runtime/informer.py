@@ -154,6 +154,10 @@ class Informer:
         """Whether the first list has been delivered."""
         return self.synced
 
+    def not_ready_reason(self) -> str:
+        """Why not ready: the list is not delivered (again, after a 410)."""
+        return "not synced: the list is not delivered yet"
+
     async def run(self) -> None:
         """List, then watch from the list's revision; relist when the watch expires.
 

@@ -43,6 +43,15 @@ class Component(Protocol):
 
 
 @runtime_checkable
+class SaysWhy(Protocol):
+    """A component that can say why it is not ready (`/readyz` shows it)."""
+
+    def not_ready_reason(self) -> str:
+        """Why `ready()` is False, in a few words."""
+        ...
+
+
+@runtime_checkable
 class HasQueues(Protocol):
     """A component whose work queues `/metrics` reports (every `Controller`; the kubelet
     emulator has one per controller)."""
@@ -173,7 +182,11 @@ class Supervisor:
             elif unit.state != "running":
                 checks.append(Health(unit.name, False, unit.state))
             elif not unit.component.ready():
-                checks.append(Health(unit.name, False, "not ready"))
+                why = unit.component.not_ready_reason() \
+                    if isinstance(unit.component, SaysWhy) else "not ready"
+                if unit.last_error:
+                    why += f" (last crash: {unit.last_error})"
+                checks.append(Health(unit.name, False, why))
             else:
                 checks.append(Health(unit.name, True))
         return checks

@@ -9,12 +9,13 @@ killed they fail with upstream's dial error. A server emulate can't use is a cle
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
-import shutil
+import re
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +32,6 @@ from tests.support.processes import (
     EmulateProcess,
     ServerProcess,
     fakeapi_command,
-    start_emulate,
-    start_server,
 )
 from tests.support.waiting import poll
 
@@ -43,32 +42,6 @@ DEMO = next(s for s in yaml.safe_load((ROOT / "tests" / "data" / "kubelet_emu" /
 SA = "system:serviceaccount:kube-system:"
 PLANE = "scheduler,resource-claim-controller,garbage-collector,kubelet"
 """What the demo needs: binding, claims from templates, their deletion with the pods, nodes."""
-
-
-@pytest.fixture(scope="module")
-def api_only() -> Iterator[ServerProcess]:
-    """The API-only server (short data dir: the nodes' sockets live under emulate's)."""
-    data = Path(tempfile.mkdtemp(prefix="fa-", dir="/tmp"))
-    server = start_server(data / "srv", "--components", "none", "--nodes", "0")
-    yield server
-    assert server.stop() == 0
-    shutil.rmtree(data, ignore_errors=True)
-
-
-@pytest.fixture
-def emulate(api_only: ServerProcess) -> Iterator[Callable[..., EmulateProcess]]:
-    """Starts emulate processes against the server; stops them all afterwards."""
-    started: list[EmulateProcess] = []
-
-    def start(*args: str) -> EmulateProcess:
-        data = Path(tempfile.mkdtemp(prefix="em", dir=api_only.data_dir.parent))
-        proc = start_emulate(api_only.kubeconfig, data, *args)
-        started.append(proc)
-        return proc
-
-    yield start
-    for proc in started:
-        proc.stop()
 
 
 def items(k: Kubectl, *args: str) -> list[Obj]:
@@ -111,6 +84,36 @@ def test_the_gpu_demo_runs_with_the_plane_in_an_emulate_process(
          what="the template's claims deleted with their pods (the garbage collector)")
     assert proc.proc.poll() is None  # still running
     k("delete", "-f", "-", "--ignore-not-found", input=yaml.safe_dump_all(objects[1:]))
+
+
+def log_lines(k: Kubectl, pod: str, ns: str) -> list[str]:
+    """`kubectl logs` of a pod's ctr0, a line each."""
+    return k("logs", pod, "-c", "ctr0", "-n", ns).splitlines()
+
+
+def test_the_quickstart_runs_with_every_component_in_one_emulate_process(
+        kubectl_binary: str, api_only: ServerProcess,
+        emulate: Callable[..., EmulateProcess]) -> None:
+    """The issue's test: `serve --components none --nodes 0` plus one emulate process with
+    all components and 2 nodes runs gpu-test1, and `kubectl logs` through serve's proxy
+    shows each container's GPU environment."""
+    k = Kubectl(kubectl_binary, api_only.kubeconfig)
+    proc = emulate("--nodes", "2")
+    assert "scheduler" in proc.field("components").split(",")
+    poll(lambda: len(items(k, "resourceslices")) == 4, what="both nodes' slices published")
+    objects = manifest(DEMO)
+    ns = DEMO["name"]
+    k("apply", "-f", "-", input=yaml.safe_dump_all(objects))
+    k("wait", "--for=condition=Ready", "pod/pod0", "pod/pod1", "-n", ns, "--timeout=60s")
+    for pod in ("pod0", "pod1"):
+        lines = poll(functools.partial(log_lines, k, pod, ns),
+                     what=f"{pod}'s export output",
+                     until=lambda ls: any(t.startswith("declare -x GPU_DEVICE_") for t in ls))
+        devices = [t for t in lines if re.fullmatch(r'declare -x GPU_DEVICE_\d+="gpu-\d+"', t)]
+        assert len(devices) == 1, lines  # one GPU each, as the quickstart's output shows
+        assert any(t.startswith(devices[0].partition("=")[0] + "_SHARING_STRATEGY=")
+                   for t in lines)
+    k("delete", "namespace", ns, "--wait=false")
 
 
 def gpu_pod(name: str, node: str, ns: str) -> list[Obj]:
@@ -183,7 +186,7 @@ def test_two_schedulers_elect_one_and_the_other_takes_over_after_kill_9(
     k = Kubectl(kubectl_binary, api_only.kubeconfig)
     emulate("--components", "kubelet", "--nodes", "2")
     candidates = [emulate("--components", "scheduler", *FAST_LEASE) for _ in range(2)]
-    identity = {c.ready.rpartition("identity=")[2]: c for c in candidates}
+    identity = {c.field("identity"): c for c in candidates}
 
     def holder() -> str:
         lease = json.loads(k("get", "lease", "kube-scheduler", "-n", "kube-system",
@@ -212,7 +215,7 @@ def test_kubectl_logs_and_exec_reach_the_kubelet_api_of_an_emulate_process(
         emulate: Callable[..., EmulateProcess]) -> None:
     k = Kubectl(kubectl_binary, api_only.kubeconfig)
     proc = emulate("--components", "kubelet", "--nodes", "1")
-    port = int(proc.ready.partition(" kubelet=127.0.0.1:")[2].split()[0])
+    port = int(proc.field("kubelet").rpartition(":")[2])
     node = poll(lambda: json.loads(k("get", "node", "worker-0", "-o", "json", check=False)
                                    or "{}"), what="worker-0 advertises the kubelet API",
                 until=lambda n: n.get("status", {}).get("daemonEndpoints") == {

@@ -3,7 +3,9 @@ installed, adoption of Nodes that clients create (and the opt-outs), deleted nod
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,6 +14,7 @@ from fakeapi.controlplane import ControlPlane
 from fakeapi.machinery.clock import VirtualClock
 from fakeapi.machinery.timestamps import parse_time
 from kubelet_emu import nodes
+from kubelet_emu.settings import PROCESS_ANNOTATION
 from tests.support.emulated_nodes import (
     CLASSES,
     LEASES,
@@ -161,3 +164,31 @@ def test_a_node_advertises_where_its_kubelet_api_listens(
     assert status["addresses"][0] == {"type": "InternalIP", "address": ip}
     assert status["daemonEndpoints"] == {"kubeletEndpoint": {"Port": port}}
     assert where.internal_ip == (kubelet[0] if kubelet else "172.16.0.5")
+
+
+NOW = dt.datetime(2026, 1, 1, 12, 0, 0, tzinfo=dt.UTC)
+
+
+def _lease(process: str | None, renewed: str | None, seconds: int = 40) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": "w"}
+    if process is not None:
+        meta["annotations"] = {PROCESS_ANNOTATION: process}
+    spec: dict[str, Any] = {"holderIdentity": "w", "leaseDurationSeconds": seconds}
+    if renewed is not None:
+        spec["renewTime"] = renewed
+    return {"metadata": meta, "spec": spec}
+
+
+@pytest.mark.parametrize(("lease", "owner"), [
+    (None, ""),
+    (_lease("other", "2026-01-01T11:59:50.000000Z"), "other"),
+    (_lease("me", "2026-01-01T11:59:50.000000Z"), ""),
+    (_lease(None, "2026-01-01T11:59:50.000000Z"), ""),
+    (_lease("other", "2026-01-01T11:59:20.000000Z"), ""),
+    (_lease("other", "2026-01-01T11:59:20.000000Z", seconds=60), "other"),
+    (_lease("other", None), ""),
+], ids=["no lease", "another's, renewed in time", "this process's", "in process (no name)",
+        "another's, expired", "another's, a longer duration", "never renewed"])
+def test_a_node_lease_names_the_other_process_only_while_it_holds(
+        lease: dict[str, Any] | None, owner: str) -> None:
+    assert nodes.lease_owner(lease, "me", NOW) == owner

@@ -88,6 +88,10 @@ class EmulateProcess(ChildProcess):
     data_dir: Path
     errors: LineReader
 
+    def field(self, key: str) -> str:
+        """A `key=value` of the ready line (`identity`, `kubelet`, `health`)."""
+        return self.ready.partition(f" {key}=")[2].split()[0]
+
 
 def fakeapi_command(*args: str) -> list[str]:
     """The argv of a `fakeapi` command run from the source tree."""
